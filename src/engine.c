@@ -1,0 +1,425 @@
+/* engine.c - closed-loop libaio probe engine; see engine.h for the contract. */
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include <errno.h>
+#include <libaio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#define NS_PER_S UINT64_C(1000000000)
+#define DEFAULT_TIMEOUT_NS (30 * NS_PER_S)
+/* How often in-flight I/O is scanned for stalls, at most. */
+#define STALL_SCAN_NS (50 * UINT64_C(1000000))
+/* A probe whose I/Os keep failing stops after this many errors. */
+#define MAX_ERRORS 16
+/* io_submit -EAGAIN with nothing in flight: retry this often, 1 ms apart. */
+#define EAGAIN_RETRIES 1000
+
+struct dp_engine {
+  io_context_t ctx;
+  int fd;
+  uint32_t align, max_qd, max_bs;
+  unsigned outstanding;
+  uint64_t rng;
+  unsigned char *bufs;   /* max_qd * max_bs, aligned */
+  struct iocb *iocbs;    /* max_qd */
+  struct iocb **pending; /* iocbs ready to submit */
+  struct io_event *events;
+  uint64_t *submit_ns; /* per slot */
+  unsigned char *inflight;
+  dp_hist_t hist;
+};
+
+static const char *const pattern_names[DP_PATTERN_COUNT] = {
+    [DP_PATTERN_RANDREAD] = "randread",
+    [DP_PATTERN_SEQREAD] = "seqread",
+    [DP_PATTERN_RANDWRITE] = "randwrite",
+    [DP_PATTERN_SEQWRITE] = "seqwrite",
+};
+
+const char *dp_pattern_name(dp_pattern_t p) {
+  if ((unsigned)p >= DP_PATTERN_COUNT)
+    return NULL;
+  return pattern_names[p];
+}
+
+int dp_pattern_parse(const char *name, dp_pattern_t *out) {
+  for (unsigned i = 0; i < DP_PATTERN_COUNT; i++) {
+    if (strcmp(name, pattern_names[i]) == 0) {
+      *out = (dp_pattern_t)i;
+      return 0;
+    }
+  }
+  return -EINVAL;
+}
+
+int dp_pattern_writes(dp_pattern_t p) {
+  return p == DP_PATTERN_RANDWRITE || p == DP_PATTERN_SEQWRITE;
+}
+
+uint64_t dp_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift64*: fast, and its output does not compress or deduplicate. */
+static uint64_t rng_next(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * UINT64_C(2685821657736338717);
+}
+
+void dp_fill_random(void *buf, size_t len, uint64_t *state) {
+  if (*state == 0)
+    *state = UINT64_C(0x9E3779B97F4A7C15);
+  unsigned char *p = buf;
+  while (len >= 8) {
+    uint64_t v = rng_next(state);
+    memcpy(p, &v, 8);
+    p += 8;
+    len -= 8;
+  }
+  if (len) {
+    uint64_t v = rng_next(state);
+    memcpy(p, &v, len);
+  }
+}
+
+static double cpu_s(const struct timeval *tv) {
+  return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+static int is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
+                   uint32_t max_block_size) {
+  *out = NULL;
+  if (fd < 0 || !is_pow2(align) || align < 512 || max_qd < 1 ||
+      max_qd > DP_QD_MAX || max_block_size < align ||
+      max_block_size % align != 0)
+    return -EINVAL;
+
+  dp_engine_t *e = calloc(1, sizeof(*e));
+  if (e == NULL)
+    return -ENOMEM;
+  e->fd = fd;
+  e->max_qd = max_qd;
+  e->max_bs = max_block_size;
+  long page = sysconf(_SC_PAGESIZE);
+  e->align = (page > 0 && (uint32_t)page > align) ? (uint32_t)page : align;
+  e->iocbs = calloc(max_qd, sizeof(*e->iocbs));
+  e->pending = calloc(max_qd, sizeof(*e->pending));
+  e->events = calloc(max_qd, sizeof(*e->events));
+  e->submit_ns = calloc(max_qd, sizeof(*e->submit_ns));
+  e->inflight = calloc(max_qd, 1);
+  void *bufs = NULL;
+  int rc = posix_memalign(&bufs, e->align, (size_t)max_qd * max_block_size);
+  e->bufs = rc == 0 ? bufs : NULL;
+  if (!e->iocbs || !e->pending || !e->events || !e->submit_ns ||
+      !e->inflight || !e->bufs) {
+    dp_engine_close(e);
+    return -ENOMEM;
+  }
+  /* Touch the buffers now so the first probe does not pay page faults. */
+  memset(e->bufs, 0, (size_t)max_qd * max_block_size);
+  e->rng = dp_now_ns() | 1;
+
+  /* io_setup directly, not io_queue_init: the tests wrap io_setup. */
+  rc = io_setup((int)max_qd, &e->ctx);
+  if (rc < 0) {
+    e->ctx = 0;
+    dp_engine_close(e);
+    return rc;
+  }
+  *out = e;
+  return 0;
+}
+
+unsigned dp_engine_outstanding(const dp_engine_t *e) { return e->outstanding; }
+
+void dp_engine_close(dp_engine_t *e) {
+  if (e == NULL)
+    return;
+  if (e->ctx)
+    io_destroy(e->ctx);
+  free(e->iocbs);
+  free(e->pending);
+  free(e->events);
+  free(e->submit_ns);
+  free(e->inflight);
+  free(e->bufs);
+  free(e);
+}
+
+static void ns_to_timespec(uint64_t ns, struct timespec *ts) {
+  ts->tv_sec = (time_t)(ns / NS_PER_S);
+  ts->tv_nsec = (long)(ns % NS_PER_S);
+}
+
+int dp_engine_reap(dp_engine_t *e, uint64_t wait_ns) {
+  uint64_t deadline = dp_now_ns() + wait_ns;
+  while (e->outstanding > 0) {
+    uint64_t now = dp_now_ns();
+    if (now >= deadline)
+      break;
+    struct timespec ts;
+    ns_to_timespec(deadline - now, &ts);
+    int n = io_getevents(e->ctx, 1, (long)e->max_qd, e->events, &ts);
+    if (n == -EINTR)
+      continue;
+    if (n < 0)
+      return n;
+    for (int i = 0; i < n; i++) {
+      size_t slot = (size_t)(e->events[i].obj - e->iocbs);
+      if (slot < e->max_qd && e->inflight[slot]) {
+        e->inflight[slot] = 0;
+        e->outstanding--;
+      }
+    }
+  }
+  return (int)e->outstanding;
+}
+
+/* State of one probe run, kept off the engine so the engine stays small. */
+typedef struct {
+  const dp_job_t *job;
+  uint64_t nblocks;  /* region_bytes / block_size */
+  uint64_t seq_next; /* next block for the sequential patterns */
+  unsigned npending;
+  int stopping;
+} run_t;
+
+static void prep_slot(dp_engine_t *e, run_t *r, size_t slot) {
+  const dp_job_t *j = r->job;
+  uint64_t block;
+  if (j->pattern == DP_PATTERN_SEQREAD || j->pattern == DP_PATTERN_SEQWRITE) {
+    block = r->seq_next;
+    r->seq_next = (r->seq_next + 1) % r->nblocks;
+  } else {
+    block = rng_next(&e->rng) % r->nblocks;
+  }
+  long long off = (long long)(j->region_offset + block * j->block_size);
+  void *buf = e->bufs + slot * (size_t)e->max_bs;
+  struct iocb *cb = &e->iocbs[slot];
+  if (dp_pattern_writes(j->pattern)) {
+    /* Fresh data each time: dedup or compression cannot short-cut it. */
+    dp_fill_random(buf, j->block_size, &e->rng);
+    io_prep_pwrite(cb, e->fd, buf, j->block_size, off);
+  } else {
+    io_prep_pread(cb, e->fd, buf, j->block_size, off);
+  }
+  r->npending++;
+  e->pending[r->npending - 1] = cb;
+}
+
+/* Submits what is pending. Returns 0, or a negative errno that ends the
+ * probe. -EAGAIN with I/O in flight is not an error: retried after a reap. */
+static int submit_pending(dp_engine_t *e, run_t *r) {
+  unsigned tries = 0;
+  while (r->npending > 0) {
+    uint64_t now = dp_now_ns();
+    for (unsigned i = 0; i < r->npending; i++)
+      e->submit_ns[e->pending[i] - e->iocbs] = now;
+    int n = io_submit(e->ctx, (long)r->npending, e->pending);
+    if (n == -EINTR)
+      continue;
+    if (n == -EAGAIN) {
+      if (e->outstanding > 0)
+        return 0;
+      if (++tries > EAGAIN_RETRIES)
+        return -EAGAIN;
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+      continue;
+    }
+    if (n < 0)
+      return n;
+    for (int i = 0; i < n; i++) {
+      size_t slot = (size_t)(e->pending[i] - e->iocbs);
+      e->inflight[slot] = 1;
+      e->outstanding++;
+    }
+    memmove(e->pending, e->pending + n,
+            (r->npending - (unsigned)n) * sizeof(*e->pending));
+    r->npending -= (unsigned)n;
+    if (n == 0) {
+      if (e->outstanding > 0)
+        return 0;
+      if (++tries > EAGAIN_RETRIES)
+        return -EAGAIN;
+    }
+  }
+  return 0;
+}
+
+static int job_valid(const dp_engine_t *e, const dp_job_t *j) {
+  return (unsigned)j->pattern < DP_PATTERN_COUNT && j->queue_depth >= 1 &&
+         j->queue_depth <= e->max_qd && j->block_size >= 512 &&
+         j->block_size <= e->max_bs && j->block_size % 512 == 0 &&
+         j->region_bytes >= j->block_size &&
+         (j->duration_ns > 0 || j->max_ops > 0);
+}
+
+int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res) {
+  memset(res, 0, sizeof(*res));
+  res->hist = &e->hist;
+  if (!job_valid(e, job))
+    return -EINVAL;
+  if (e->outstanding > 0)
+    return -EBUSY;
+
+  res->pattern = job->pattern;
+  res->block_size = job->block_size;
+  res->queue_depth = job->queue_depth;
+  dp_hist_reset(&e->hist);
+  if (job->seed)
+    e->rng = job->seed;
+
+  run_t r = {.job = job, .nblocks = job->region_bytes / job->block_size};
+  r.seq_next = rng_next(&e->rng) % r.nblocks;
+  uint64_t timeout = job->timeout_ns ? job->timeout_ns : DEFAULT_TIMEOUT_NS;
+  uint64_t scan_every = timeout / 4 < STALL_SCAN_NS ? timeout / 4 : STALL_SCAN_NS;
+  if (scan_every < 1000000)
+    scan_every = 1000000;
+
+  struct rusage ru0, ru1;
+  getrusage(RUSAGE_THREAD, &ru0);
+  uint64_t t_start = dp_now_ns();
+  uint64_t window_start = 0, window_end = 0, last_scan = t_start;
+  uint32_t warmup_left = job->queue_depth;
+  int rc = 0;
+
+  for (size_t s = 0; s < job->queue_depth; s++)
+    prep_slot(e, &r, s);
+  rc = submit_pending(e, &r);
+  if (rc < 0) {
+    res->first_error = rc;
+    r.stopping = 1;
+    r.npending = 0;
+  }
+
+  while (e->outstanding > 0) {
+    struct timespec ts;
+    ns_to_timespec(scan_every, &ts);
+    int n = io_getevents(e->ctx, 1, (long)job->queue_depth, e->events, &ts);
+    if (n == -EINTR)
+      continue;
+    if (n < 0) {
+      /* The context itself is broken: nothing more can be reaped. */
+      rc = n;
+      break;
+    }
+    uint64_t now = dp_now_ns();
+    for (int i = 0; i < n; i++) {
+      struct io_event *ev = &e->events[i];
+      size_t slot = (size_t)(ev->obj - e->iocbs);
+      if (slot >= job->queue_depth || !e->inflight[slot])
+        continue;
+      e->inflight[slot] = 0;
+      e->outstanding--;
+      uint64_t lat = now - e->submit_ns[slot];
+      long got = (long)ev->res; /* res is unsigned; errors are -errno */
+      if (got < 0) {
+        res->err_io++;
+        if (!res->first_error)
+          res->first_error = (int)got;
+      } else if ((unsigned long)got != job->block_size) {
+        res->err_short++;
+      } else if (warmup_left > 0) {
+        if (--warmup_left == 0)
+          window_start = now;
+      } else if (!r.stopping) {
+        if (lat > timeout)
+          res->err_timeout++;
+        dp_hist_record(&e->hist, lat);
+        res->ops++;
+      }
+      if (r.stopping)
+        continue;
+      /* Budgets are checked per completion so the op budget is exact. */
+      if ((window_start && job->duration_ns &&
+           now - window_start >= job->duration_ns) ||
+          (job->max_ops && res->ops >= job->max_ops) ||
+          res->err_io + res->err_short >= MAX_ERRORS) {
+        r.stopping = 1;
+        window_end = now;
+        continue;
+      }
+      prep_slot(e, &r, slot);
+    }
+
+    if (!r.stopping) {
+      if (window_start && job->duration_ns &&
+          now - window_start >= job->duration_ns) {
+        r.stopping = 1;
+        window_end = now;
+      }
+      if (r.stopping)
+        r.npending = 0; /* slots prepared for resubmission stay idle */
+      else {
+        int src = submit_pending(e, &r);
+        if (src < 0) {
+          rc = src;
+          if (!res->first_error)
+            res->first_error = src;
+          r.stopping = 1;
+          r.npending = 0;
+          window_end = now;
+        }
+      }
+    }
+
+    /* Re-read the clock: submissions above are newer than `now`. */
+    now = dp_now_ns();
+    if (now - last_scan >= scan_every) {
+      last_scan = now;
+      uint64_t late = 0;
+      for (size_t s = 0; s < job->queue_depth; s++)
+        if (e->inflight[s] && now - e->submit_ns[s] > timeout)
+          late++;
+      if (late > 0) {
+        res->err_timeout += late;
+        res->stalled = 1;
+        if (!window_end)
+          window_end = now;
+        break; /* leave the rest to dp_engine_reap */
+      }
+    }
+  }
+
+  uint64_t t_end = dp_now_ns();
+  getrusage(RUSAGE_THREAD, &ru1);
+  if (!window_end)
+    window_end = t_end;
+  if (!window_start)
+    window_start = window_end; /* warm-up never finished: nothing measured */
+
+  res->wall_s = (double)(t_end - t_start) / 1e9;
+  res->elapsed_s = (double)(window_end - window_start) / 1e9;
+  res->bytes = res->ops * job->block_size;
+  if (res->elapsed_s > 0) {
+    res->iops = (double)res->ops / res->elapsed_s;
+    res->bytes_per_s = (double)res->bytes / res->elapsed_s;
+  }
+  const dp_hist_t *h = &e->hist;
+  if (h->count > 0) {
+    res->lat_min_s = (double)h->min_ns / 1e9;
+    res->lat_max_s = (double)h->max_ns / 1e9;
+    res->lat_mean_s = dp_hist_mean(h) / 1e9;
+    res->lat_p50_s = (double)dp_hist_quantile(h, 0.50) / 1e9;
+    res->lat_p90_s = (double)dp_hist_quantile(h, 0.90) / 1e9;
+    res->lat_p99_s = (double)dp_hist_quantile(h, 0.99) / 1e9;
+    res->lat_p999_s = (double)dp_hist_quantile(h, 0.999) / 1e9;
+  }
+  res->achieved_qd = res->iops * res->lat_mean_s;
+  res->cpu_user_s = cpu_s(&ru1.ru_utime) - cpu_s(&ru0.ru_utime);
+  res->cpu_sys_s = cpu_s(&ru1.ru_stime) - cpu_s(&ru0.ru_stime);
+  return rc;
+}

@@ -1,0 +1,130 @@
+/*
+ * engine.h - the probe engine: closed-loop libaio I/O on an O_DIRECT fd.
+ *
+ * One engine owns one kernel AIO context, QD aligned buffers and QD iocbs,
+ * allocated once by dp_engine_open for the largest job it will run; running
+ * a probe allocates nothing. The engine does not own the fd.
+ *
+ * A probe keeps exactly `queue_depth` I/Os in flight (closed loop): each
+ * completion is timestamped (CLOCK_MONOTONIC) and immediately replaced by a
+ * new I/O until the time or op budget is spent. The first `queue_depth`
+ * completions are a warm-up and not counted; the measured window runs from
+ * the last warm-up completion to the moment the budget is spent, and the
+ * I/Os still in flight then are reaped but not counted, so every counted I/O
+ * ran at the full queue depth.
+ *
+ * Stalls: an I/O older than `timeout_ns` ends the probe with
+ * result.stalled = 1. io_cancel does not work for disk I/O, so the kernel
+ * may still write into the buffers of those I/Os: the engine keeps them and
+ * refuses new probes (-EBUSY) until dp_engine_reap() has seen every one of
+ * them complete. dp_engine_close() on an engine with I/O outstanding blocks
+ * in io_destroy until the kernel finishes it (a kernel rule, not ours).
+ *
+ * Thread-safety: one engine is used by one thread at a time.
+ * Errors: functions return 0 or a negative errno; nothing here logs.
+ */
+#ifndef DP_ENGINE_H
+#define DP_ENGINE_H
+
+#include "hist.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+  DP_PATTERN_RANDREAD = 0,
+  DP_PATTERN_SEQREAD,
+  DP_PATTERN_RANDWRITE,
+  DP_PATTERN_SEQWRITE,
+  DP_PATTERN_COUNT
+} dp_pattern_t;
+
+#define DP_QD_MAX 256
+
+/* "randread" etc.; NULL for an out-of-range value. */
+const char *dp_pattern_name(dp_pattern_t p);
+/* 0 and *out set, or -EINVAL for an unknown name. */
+int dp_pattern_parse(const char *name, dp_pattern_t *out);
+/* Nonzero for the write patterns. */
+int dp_pattern_writes(dp_pattern_t p);
+
+typedef struct {
+  dp_pattern_t pattern;
+  uint32_t block_size;  /* bytes; a multiple of the engine's alignment */
+  uint32_t queue_depth; /* 1..DP_QD_MAX */
+  uint64_t duration_ns; /* time budget of the measured window; 0 = none */
+  uint64_t max_ops;     /* op budget of the measured window; 0 = none */
+  uint64_t timeout_ns;  /* an I/O older than this is a stall; 0 = 30 s */
+  /* Where I/O may go: [region_offset, region_offset + region_bytes) of the
+   * fd, both multiples of the alignment, region_bytes >= block_size. */
+  uint64_t region_offset;
+  uint64_t region_bytes;
+  uint64_t seed; /* random offsets and write data; 0 = from the clock */
+} dp_job_t;
+
+typedef struct {
+  dp_pattern_t pattern;
+  uint32_t block_size, queue_depth;
+  uint64_t ops;       /* completed, successful, full-size I/Os counted */
+  uint64_t bytes;     /* ops * block_size */
+  double elapsed_s;   /* measured window */
+  double iops;        /* ops / elapsed_s */
+  double bytes_per_s; /* bytes / elapsed_s */
+  /* Latency of counted I/Os, seconds: submit to reap. */
+  double lat_min_s, lat_mean_s, lat_p50_s, lat_p90_s, lat_p99_s, lat_p999_s,
+      lat_max_s;
+  double achieved_qd; /* Little's law: iops * lat_mean_s */
+  uint64_t err_io;      /* completions with a negative res (EIO, ...) */
+  uint64_t err_short;   /* completions that moved fewer bytes than asked */
+  uint64_t err_timeout; /* I/Os found older than timeout_ns */
+  int stalled;          /* 1: ended by a timeout, I/O still outstanding */
+  int first_error;      /* first negative errno seen from the device, or 0 */
+  double cpu_user_s, cpu_sys_s; /* this thread's CPU during the probe */
+  double wall_s;                /* whole probe including warm-up and drain */
+  dp_hist_t *hist; /* engine-owned latency histogram of the counted I/Os;
+                      valid until the next run or close */
+} dp_result_t;
+
+typedef struct dp_engine dp_engine_t;
+
+/*
+ * Prepares an engine for I/O on fd (opened with O_DIRECT by the caller) with
+ * buffers aligned to `align` bytes (a power of two, >= 512; the page size is
+ * used if larger), for jobs with queue_depth <= max_qd and block_size <=
+ * max_block_size. -EINVAL for bad sizes, -ENOMEM, or io_setup's error
+ * (-EAGAIN when the system-wide aio-max-nr is exhausted).
+ */
+int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
+                   uint32_t max_block_size);
+
+/*
+ * Runs one probe and fills *res. Returns 0 when the probe ran, even if some
+ * I/Os failed (see res->err_* and res->first_error) or it stalled
+ * (res->stalled); -EINVAL for a job the engine cannot run; -EBUSY while I/O
+ * from a stalled probe is outstanding; other negative errnos when io_submit
+ * refuses outright (then res describes what ran before).
+ */
+int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res);
+
+/*
+ * Reaps completions of a stalled probe's outstanding I/O, waiting at most
+ * wait_ns. Returns how many remain outstanding (0: the engine is usable
+ * again) or a negative errno.
+ */
+int dp_engine_reap(dp_engine_t *e, uint64_t wait_ns);
+
+/* How many I/Os the kernel still holds for this engine. */
+unsigned dp_engine_outstanding(const dp_engine_t *e);
+
+/* Destroys the AIO context (blocking while the kernel holds I/O, see above)
+ * and frees everything. NULL is allowed. */
+void dp_engine_close(dp_engine_t *e);
+
+/* Fills buf with fast pseudo-random (incompressible) bytes; state != 0 is
+ * advanced. Shared with the probe-file layout. */
+void dp_fill_random(void *buf, size_t len, uint64_t *state);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t dp_now_ns(void);
+
+#endif /* DP_ENGINE_H */

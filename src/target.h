@@ -1,0 +1,104 @@
+/*
+ * target.h - what a probe runs against: a probe file the tool owns, or a
+ * block device it only reads; and which block device backs either.
+ *
+ * Probe file
+ *   Path rule: a path ending in ".probe" names the probe file itself; any
+ *   other path names a directory (created, one level, mode 0700, if it is
+ *   missing) that holds the probe file DP_PROBE_FILE_NAME.
+ *
+ *   Layout (DP_PROBE_HEADER_BYTES header, then data to the end):
+ *     header  magic "DISKPROBE-FILE", version, size, data offset, a
+ *             "complete" flag; rest of the block random
+ *     data    incompressible random bytes, written with O_DIRECT over the
+ *             whole size, then fsync'ed
+ *   The header is written first with complete = 0 and rewritten with
+ *   complete = 1 after the data is durable, so an interrupted layout is
+ *   recognised as ours-but-incomplete and laid out again.
+ *
+ *   A file is reused only if it is still ours and intact: a regular file,
+ *   not a symlink (O_NOFOLLOW), owned by the effective uid, no group/other
+ *   permission bits, one link, the magic and complete flag set, the size
+ *   asked for, and fully allocated (st_blocks, SEEK_HOLE, and FIEMAP shows no
+ *   unwritten or delayed extents). Ours but the wrong size or incomplete: it
+ *   is laid out again. Not ours: refused, never touched.
+ *   Reads of holes or unwritten extents return zeros without touching the
+ *   media, which is why "fully allocated" is checked and not assumed.
+ *
+ * Block device
+ *   Opened O_RDONLY | O_DIRECT and only ever read; nothing here writes to it.
+ *
+ * Errors: functions return 0 or a negative errno, and on failure leave a
+ * one-line human cause (without the target's name, which the caller adds)
+ * in t->err. Nothing here logs.
+ */
+#ifndef DP_TARGET_H
+#define DP_TARGET_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DP_PROBE_FILE_NAME "diskprobe.probe"
+#define DP_PROBE_HEADER_BYTES 4096u
+#define DP_PROBE_FILE_MIN_BYTES (1024u * 1024u)
+
+typedef enum { DP_TARGET_FILE = 0, DP_TARGET_BLOCK = 1 } dp_target_kind_t;
+
+/* The block device behind a target, from /sys. */
+typedef struct {
+  unsigned major, minor; /* what holds the data; 0:0 when unknown */
+  char name[64];         /* kernel name, e.g. "vda1"; "" when unknown */
+  unsigned disk_major, disk_minor;
+  char disk[64];  /* the whole disk, e.g. "vda" (== name for a whole disk) */
+  int partition;  /* 1 if name is a partition of disk */
+  uint32_t logical_block_size; /* bytes; 0 when unknown */
+  int rotational;              /* 1, 0, or -1 when unknown */
+} dp_device_t;
+
+typedef struct {
+  dp_target_kind_t kind;
+  int fd;              /* O_DIRECT; O_RDONLY for a block device */
+  char path[PATH_MAX]; /* the probe file or the device node */
+  uint64_t size_bytes; /* whole file or device */
+  uint64_t data_offset; /* first byte probes may touch */
+  uint64_t data_bytes;  /* bytes probes may touch from data_offset */
+  uint32_t align;       /* O_DIRECT offset/length/buffer alignment, bytes */
+  int laid_out;         /* 1 if this open created or re-laid the file */
+  dev_t st_dev;         /* device id that serialises probes */
+  dp_device_t dev;      /* resolved device; dev.name "" if unresolvable */
+  char err[256];        /* cause of the last failure */
+} dp_target_t;
+
+/*
+ * Resolves major:minor to the kernel's device names using the sysfs tree
+ * under `sysroot` ("/sys" on a live system; a fixture tree in tests).
+ * -ENODEV if the device is not a block device known to sysfs (e.g. btrfs
+ * and overlayfs anonymous devices).
+ */
+int dp_device_resolve_at(const char *sysroot, unsigned major, unsigned minor,
+                         dp_device_t *out);
+
+/*
+ * Opens (creating and laying out when needed) the probe file for `path`
+ * with size `size_bytes` (>= DP_PROBE_FILE_MIN_BYTES; rounded down to a
+ * multiple of 1 MiB). On success t->fd is open O_RDWR | O_DIRECT.
+ * Errors: -ELOOP path is a symlink; -EEXIST a file that is not ours;
+ * -EINVAL O_DIRECT unsupported or not a regular file; -ENOSPC; -EACCES /
+ * -EPERM; -EROFS; -EIO; others from the system.
+ */
+int dp_target_open_file(const char *path, uint64_t size_bytes,
+                        dp_target_t *t);
+
+/* Opens a block device read-only with O_DIRECT. -ENOTBLK if path is not
+ * a block device. */
+int dp_target_open_block(const char *path, dp_target_t *t);
+
+/* Opens `path` as a block device if it is one, else as a probe file. */
+int dp_target_open(const char *path, uint64_t file_size_bytes,
+                   dp_target_t *t);
+
+/* Closes the fd (never unlinks). Safe on a closed target. */
+void dp_target_close(dp_target_t *t);
+
+#endif /* DP_TARGET_H */

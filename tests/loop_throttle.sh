@@ -1,0 +1,2 @@
+#!/bin/bash
+echo placeholder; exit 77
