@@ -8,6 +8,7 @@
  * errors or a stall, 2 on a usage error. Failures print one line on stderr.
  */
 #define _GNU_SOURCE
+#include "build-config.h"
 #include "cli.h"
 #include "engine.h"
 #include "target.h"
@@ -21,18 +22,19 @@
 #include <string.h>
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: diskprobe run [--pattern randread|seqread|randwrite|seqwrite]\n"
-          "                     [--block-size 8k] [--queue-depth N] "
-          "[--duration 2s]\n"
-          "                     [--ops N] [--timeout 10s] [--file-size 1g]\n"
-          "                     [--format text|json] TARGET\n"
-          "       diskprobe stat [--interval 1s] [--count N] "
-          "[--format text|json] DEVICE...\n"
-          "       diskprobe --version\n"
-          "\n"
-          "TARGET is a block device (opened read-only) or a probe-file path:\n"
-          "a directory that holds diskprobe.probe, or a path ending in .probe.\n");
+  fprintf(
+      f,
+      "usage: diskprobe run [--pattern randread|seqread|randwrite|seqwrite]\n"
+      "                     [--block-size 8k] [--queue-depth N] "
+      "[--duration 2s]\n"
+      "                     [--ops N] [--timeout 10s] [--file-size 1g]\n"
+      "                     [--format text|json] TARGET\n"
+      "       diskprobe stat [--interval 1s] [--count N] "
+      "[--format text|json] DEVICE...\n"
+      "       diskprobe --version\n"
+      "\n"
+      "TARGET is a block device (opened read-only) or a probe-file path:\n"
+      "a directory that holds diskprobe.probe, or a path ending in .probe.\n");
 }
 
 static void print_json(const dp_result_t *r, const dp_target_t *t) {
@@ -42,12 +44,12 @@ static void print_json(const dp_result_t *r, const dp_target_t *t) {
          r->queue_depth);
   printf("\"ops\":%llu,\"bytes\":%llu,\"elapsed_s\":%.9f,\"iops\":%.3f,"
          "\"bytes_per_second\":%.1f,",
-         (unsigned long long)r->ops, (unsigned long long)r->bytes,
-         r->elapsed_s, r->iops, r->bytes_per_s);
+         (unsigned long long)r->ops, (unsigned long long)r->bytes, r->elapsed_s,
+         r->iops, r->bytes_per_s);
   printf("\"latency_s\":{\"min\":%.9f,\"mean\":%.9f,\"p50\":%.9f,"
          "\"p90\":%.9f,\"p99\":%.9f,\"p99.9\":%.9f,\"max\":%.9f},",
-         r->lat_min_s, r->lat_mean_s, r->lat_p50_s, r->lat_p90_s,
-         r->lat_p99_s, r->lat_p999_s, r->lat_max_s);
+         r->lat_min_s, r->lat_mean_s, r->lat_p50_s, r->lat_p90_s, r->lat_p99_s,
+         r->lat_p999_s, r->lat_max_s);
   printf("\"achieved_queue_depth\":%.4f,", r->achieved_qd);
   printf("\"errors\":{\"io\":%llu,\"short\":%llu,\"timeout\":%llu},",
          (unsigned long long)r->err_io, (unsigned long long)r->err_short,
@@ -225,9 +227,10 @@ static int cmd_run(int argc, char **argv) {
             path, dp_engine_outstanding(e), (double)job.timeout_ns / 1e9);
     status = 1;
   } else if (r.err_io || r.err_short) {
-    fprintf(stderr, "diskprobe: %s: %llu I/O errors, %llu short transfers%s%s\n",
-            path, (unsigned long long)r.err_io,
-            (unsigned long long)r.err_short, r.first_error ? ": " : "",
+    fprintf(stderr,
+            "diskprobe: %s: %llu I/O errors, %llu short transfers%s%s\n", path,
+            (unsigned long long)r.err_io, (unsigned long long)r.err_short,
+            r.first_error ? ": " : "",
             r.first_error ? strerror(-r.first_error) : "");
     status = 1;
   }

@@ -122,8 +122,8 @@ int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
   void *bufs = NULL;
   int rc = posix_memalign(&bufs, e->align, (size_t)max_qd * max_block_size);
   e->bufs = rc == 0 ? bufs : NULL;
-  if (!e->iocbs || !e->pending || !e->events || !e->submit_ns ||
-      !e->inflight || !e->bufs) {
+  if (!e->iocbs || !e->pending || !e->events || !e->submit_ns || !e->inflight ||
+      !e->bufs) {
     dp_engine_close(e);
     return -ENOMEM;
   }
@@ -285,7 +285,8 @@ int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res) {
   run_t r = {.job = job, .nblocks = job->region_bytes / job->block_size};
   r.seq_next = rng_next(&e->rng) % r.nblocks;
   uint64_t timeout = job->timeout_ns ? job->timeout_ns : DEFAULT_TIMEOUT_NS;
-  uint64_t scan_every = timeout / 4 < STALL_SCAN_NS ? timeout / 4 : STALL_SCAN_NS;
+  uint64_t scan_every =
+      timeout / 4 < STALL_SCAN_NS ? timeout / 4 : STALL_SCAN_NS;
   if (scan_every < 1000000)
     scan_every = 1000000;
 
@@ -347,6 +348,7 @@ int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res) {
       if ((window_start && job->duration_ns &&
            now - window_start >= job->duration_ns) ||
           (job->max_ops && res->ops >= job->max_ops) ||
+          (job->stop && *job->stop) ||
           res->err_io + res->err_short >= MAX_ERRORS) {
         r.stopping = 1;
         window_end = now;
@@ -356,8 +358,9 @@ int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res) {
     }
 
     if (!r.stopping) {
-      if (window_start && job->duration_ns &&
-          now - window_start >= job->duration_ns) {
+      if ((window_start && job->duration_ns &&
+           now - window_start >= job->duration_ns) ||
+          (job->stop && *job->stop)) {
         r.stopping = 1;
         window_end = now;
       }

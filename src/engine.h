@@ -60,6 +60,9 @@ typedef struct {
   uint64_t region_offset;
   uint64_t region_bytes;
   uint64_t seed; /* random offsets and write data; 0 = from the clock */
+  /* If non-NULL and set (by another thread), the probe stops submitting and
+   * returns after reaping what is in flight (or after timeout_ns). */
+  const volatile int *stop;
 } dp_job_t;
 
 typedef struct {
@@ -73,7 +76,7 @@ typedef struct {
   /* Latency of counted I/Os, seconds: submit to reap. */
   double lat_min_s, lat_mean_s, lat_p50_s, lat_p90_s, lat_p99_s, lat_p999_s,
       lat_max_s;
-  double achieved_qd; /* Little's law: iops * lat_mean_s */
+  double achieved_qd;   /* Little's law: iops * lat_mean_s */
   uint64_t err_io;      /* completions with a negative res (EIO, ...) */
   uint64_t err_short;   /* completions that moved fewer bytes than asked */
   uint64_t err_timeout; /* I/Os found older than timeout_ns */

@@ -34,10 +34,10 @@
 #define DP_HIST_REL_ERROR (1.0 / 128.0)
 
 typedef struct {
-  uint64_t count;    /* values recorded */
-  uint64_t overflow; /* values >= DP_HIST_MAX_NS (also in the last bucket) */
-  uint64_t min_ns;   /* exact; UINT64_MAX when count == 0 */
-  uint64_t max_ns;   /* exact; 0 when count == 0 */
+  uint64_t count;     /* values recorded */
+  uint64_t overflow;  /* values >= DP_HIST_MAX_NS (also in the last bucket) */
+  uint64_t min_ns;    /* exact; UINT64_MAX when count == 0 */
+  uint64_t max_ns;    /* exact; 0 when count == 0 */
   long double sum_ns; /* exact up to 2^64 ns per value; for the mean */
   uint64_t buckets[DP_HIST_BUCKETS];
 } dp_hist_t;

@@ -153,7 +153,7 @@ int dp_target_open_block(const char *path, dp_target_t *t) {
   if (size < DP_PROBE_FILE_MIN_BYTES) {
     close(fd);
     return fail(t, -EINVAL, "device is smaller than 1 MiB (%llu bytes)",
-                 (unsigned long long)size);
+                (unsigned long long)size);
   }
   t->fd = fd;
   t->size_bytes = size;
@@ -184,8 +184,8 @@ static uint32_t dio_align(int fd, const dp_device_t *dev) {
 }
 
 /* Splits a configured path into the directory and the probe file name. */
-static int split_path(const char *path, char *dir, size_t dirlen,
-                      char *file, size_t filelen, int *is_dir_target) {
+static int split_path(const char *path, char *dir, size_t dirlen, char *file,
+                      size_t filelen, int *is_dir_target) {
   size_t n = strlen(path);
   if (n == 0 || n >= PATH_MAX - sizeof(DP_PROBE_FILE_NAME) - 2)
     return -ENAMETOOLONG;
@@ -250,8 +250,7 @@ static int check_allocated(int fd, uint64_t size, char *why, size_t whylen) {
     return -errno;
   if ((uint64_t)st.st_blocks * 512 < size) {
     snprintf(why, whylen, "only %llu of %llu bytes allocated",
-             (unsigned long long)st.st_blocks * 512,
-             (unsigned long long)size);
+             (unsigned long long)st.st_blocks * 512, (unsigned long long)size);
     return -ENODATA;
   }
   off_t hole = lseek(fd, 0, SEEK_HOLE);
@@ -305,7 +304,8 @@ static int lay_out(dp_target_t *t, int fd, uint64_t size) {
   if (posix_memalign(&buf, 4096, LAYOUT_CHUNK) != 0)
     return fail(t, -ENOMEM, "out of memory");
   for (uint64_t off = DP_PROBE_HEADER_BYTES; off < size;) {
-    size_t len = size - off < LAYOUT_CHUNK ? (size_t)(size - off) : LAYOUT_CHUNK;
+    size_t len =
+        size - off < LAYOUT_CHUNK ? (size_t)(size - off) : LAYOUT_CHUNK;
     dp_fill_random(buf, len, &rng);
     ssize_t n = pwrite(fd, buf, len, (off_t)off);
     if (n < 0 && errno == EINTR)
@@ -331,8 +331,7 @@ static int lay_out(dp_target_t *t, int fd, uint64_t size) {
   if (rc == 0 && fsync(fd) < 0)
     rc = -errno;
   if (rc < 0)
-    return fail(t, rc, "cannot complete probe file header: %s",
-                strerror(-rc));
+    return fail(t, rc, "cannot complete probe file header: %s", strerror(-rc));
   return 0;
 }
 
@@ -378,8 +377,7 @@ static int check_existing(dp_target_t *t, int fd, uint64_t size) {
                 "existing file is owned by uid %u, not by us: not touching it",
                 (unsigned)st.st_uid);
   if (st.st_nlink != 1)
-    return fail(t, -EEXIST,
-                "existing file has %lu hard links: not touching it",
+    return fail(t, -EEXIST, "existing file has %lu hard links: not touching it",
                 (unsigned long)st.st_nlink);
   probe_header_t h;
   int rc = read_header(fd, &h);
@@ -396,13 +394,11 @@ static int check_existing(dp_target_t *t, int fd, uint64_t size) {
   if (rc == -ENODATA)
     return 0;
   if (rc < 0)
-    return fail(t, rc, "cannot check probe file allocation: %s",
-                strerror(-rc));
+    return fail(t, rc, "cannot check probe file allocation: %s", strerror(-rc));
   return 1;
 }
 
-int dp_target_open_file(const char *path, uint64_t size_bytes,
-                        dp_target_t *t) {
+int dp_target_open_file(const char *path, uint64_t size_bytes, dp_target_t *t) {
   target_init(t);
   t->kind = DP_TARGET_FILE;
   size_bytes -= size_bytes % DP_PROBE_FILE_MIN_BYTES;
@@ -457,8 +453,7 @@ int dp_target_open_file(const char *path, uint64_t size_bytes,
       if (unlinkat(dfd, file, 0) < 0) {
         int e = errno;
         close(dfd);
-        return fail(t, -e, "cannot replace stale probe file: %s",
-                    strerror(e));
+        return fail(t, -e, "cannot replace stale probe file: %s", strerror(e));
       }
       continue;
     }
@@ -507,8 +502,7 @@ int dp_target_open_file(const char *path, uint64_t size_bytes,
   return fail(t, -EAGAIN, "probe file keeps changing under us");
 }
 
-int dp_target_open(const char *path, uint64_t file_size_bytes,
-                   dp_target_t *t) {
+int dp_target_open(const char *path, uint64_t file_size_bytes, dp_target_t *t) {
   struct stat st;
   if (stat(path, &st) == 0 && S_ISBLK(st.st_mode))
     return dp_target_open_block(path, t);

@@ -50,17 +50,17 @@ typedef struct {
   unsigned major, minor; /* what holds the data; 0:0 when unknown */
   char name[64];         /* kernel name, e.g. "vda1"; "" when unknown */
   unsigned disk_major, disk_minor;
-  char disk[64];  /* the whole disk, e.g. "vda" (== name for a whole disk) */
-  int partition;  /* 1 if name is a partition of disk */
+  char disk[64]; /* the whole disk, e.g. "vda" (== name for a whole disk) */
+  int partition; /* 1 if name is a partition of disk */
   uint32_t logical_block_size; /* bytes; 0 when unknown */
   int rotational;              /* 1, 0, or -1 when unknown */
 } dp_device_t;
 
 typedef struct {
   dp_target_kind_t kind;
-  int fd;              /* O_DIRECT; O_RDONLY for a block device */
-  char path[PATH_MAX]; /* the probe file or the device node */
-  uint64_t size_bytes; /* whole file or device */
+  int fd;               /* O_DIRECT; O_RDONLY for a block device */
+  char path[PATH_MAX];  /* the probe file or the device node */
+  uint64_t size_bytes;  /* whole file or device */
   uint64_t data_offset; /* first byte probes may touch */
   uint64_t data_bytes;  /* bytes probes may touch from data_offset */
   uint32_t align;       /* O_DIRECT offset/length/buffer alignment, bytes */
@@ -87,16 +87,14 @@ int dp_device_resolve_at(const char *sysroot, unsigned major, unsigned minor,
  * -EINVAL O_DIRECT unsupported or not a regular file; -ENOSPC; -EACCES /
  * -EPERM; -EROFS; -EIO; others from the system.
  */
-int dp_target_open_file(const char *path, uint64_t size_bytes,
-                        dp_target_t *t);
+int dp_target_open_file(const char *path, uint64_t size_bytes, dp_target_t *t);
 
 /* Opens a block device read-only with O_DIRECT. -ENOTBLK if path is not
  * a block device. */
 int dp_target_open_block(const char *path, dp_target_t *t);
 
 /* Opens `path` as a block device if it is one, else as a probe file. */
-int dp_target_open(const char *path, uint64_t file_size_bytes,
-                   dp_target_t *t);
+int dp_target_open(const char *path, uint64_t file_size_bytes, dp_target_t *t);
 
 /* Closes the fd (never unlinks). Safe on a closed target. */
 void dp_target_close(dp_target_t *t);

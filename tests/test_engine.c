@@ -7,13 +7,13 @@
  * path is covered by tests/loop_throttle.sh on a real loop device.
  */
 #define _GNU_SOURCE
+#include <cmocka.h>
+#include <errno.h>
+#include <libaio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <errno.h>
-#include <libaio.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,10 +25,10 @@ enum mode { OK, EIO_ALL, SHORT_ALL, HANG, EIO_EVERY_3RD };
 static struct {
   enum mode mode;
   int setup_rc;
-  int eagain_left;     /* io_submit answers -EAGAIN this many times */
-  int eintr_left;      /* io_getevents answers -EINTR this many times */
-  long submit_max;     /* accept at most this many iocbs per call; 0 = all */
-  int submit_fail;     /* io_submit fails with this errno (negative) */
+  int eagain_left; /* io_submit answers -EAGAIN this many times */
+  int eintr_left;  /* io_getevents answers -EINTR this many times */
+  long submit_max; /* accept at most this many iocbs per call; 0 = all */
+  int submit_fail; /* io_submit fails with this errno (negative) */
   struct iocb *q[1024];
   unsigned qn;
   unsigned long submitted, completed, destroyed;
@@ -94,7 +94,8 @@ int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
     long bytes = (long)cb->u.c.nbytes;
     long res = bytes;
     fk.completed++;
-    if (fk.mode == EIO_ALL || (fk.mode == EIO_EVERY_3RD && fk.completed % 3 == 0))
+    if (fk.mode == EIO_ALL ||
+        (fk.mode == EIO_EVERY_3RD && fk.completed % 3 == 0))
       res = -EIO;
     else if (fk.mode == SHORT_ALL)
       res = bytes / 2;

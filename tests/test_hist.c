@@ -2,12 +2,12 @@
  * test_hist.c - the latency histogram: bucket arithmetic, the documented
  * relative error bound over 1 us .. 60 s, quantiles, merge and reset.
  */
+#include <cmocka.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 

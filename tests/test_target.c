@@ -9,14 +9,14 @@
  * Runs in $TMPDIR (default /var/tmp): it must support O_DIRECT.
  */
 #define _GNU_SOURCE
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 /* test_units.c - size and duration parsing shared by the CLI and plugin. */
+#include <cmocka.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-#include <errno.h>
 #include <string.h>
 
 #include "units.h"
@@ -40,9 +40,9 @@ static void test_durations(void **state) {
   const struct {
     const char *in;
     uint64_t want;
-  } ok[] = {{"2", 2000000000ull},  {"2s", 2000000000ull},
-            {"0.5", 500000000ull}, {"500ms", 500000000ull},
-            {"100us", 100000ull},  {"1m", 60000000000ull},
+  } ok[] = {{"2", 2000000000ull},   {"2s", 2000000000ull},
+            {"0.5", 500000000ull},  {"500ms", 500000000ull},
+            {"100us", 100000ull},   {"1m", 60000000000ull},
             {".25s", 250000000ull}, {"1h", 3600000000000ull}};
   for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
     uint64_t v = 1;

@@ -1,0 +1,53 @@
+#!/bin/bash
+# contrib/setup.sh - installs what is missing on Debian 12 and builds.
+#
+#   bash contrib/setup.sh            packages + autoreconf + configure + make
+#   SKIP_APT=1 bash contrib/setup.sh build only
+#
+# Packages are installed only when missing (one `apt-get update` first).
+# The collectd service is not started: diskprobe runs its own collectd
+# instances in the foreground with generated configs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(
+  # build
+  gcc make autoconf automake libtool pkg-config
+  libaio-dev collectd-dev librrd-dev libcmocka-dev
+  # run: collectd, its rrdtool and write_prometheus plugins' libraries
+  collectd-core rrdtool libmicrohttpd12 libprotobuf-c1
+  # tests and benchmarks
+  fio ioping sysstat prometheus e2fsprogs util-linux python3 fuse3 procps
+  curl
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ "${SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  [ "$(id -u)" = 0 ] || { echo "setup: run as root to install packages" >&2; exit 1; }
+  # Keep package scripts from starting collectd or prometheus services.
+  policy=/usr/sbin/policy-rc.d
+  made_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  [ "$made_policy" = 1 ] && rm -f "$policy"
+  # A service that was started anyway is stopped: we run our own.
+  pkill -x prometheus 2>/dev/null || true
+fi
+
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ]; then
+  autoreconf -fi >/dev/null
+fi
+if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
+  ./configure -q
+fi
+make -s -j"$(nproc)" >/dev/null
+echo "setup: built src/diskprobe and plugin/.libs/diskprobe.so"

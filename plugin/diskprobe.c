@@ -1,0 +1,717 @@
+/*
+ * diskprobe.c - the collectd glue around the diskprobe core library.
+ *
+ * Threads
+ *   collectd's read thread only copies finished results under ctx->lock and
+ *   dispatches them (diskprobe_read). Probes run in one worker thread per
+ *   physical disk (targets on the same disk share a worker, so their probes
+ *   never overlap; different disks probe in parallel). A worker sleeps on a
+ *   CLOCK_MONOTONIC condition variable until its next target is due, so
+ *   shutdown wakes it at once.
+ *
+ * Stalls
+ *   An I/O older than the target's Timeout ends the probe (the engine does
+ *   not wait for it) and marks the worker's disk stalled: a FAILURE
+ *   notification, the `stalled` metric, and no new probe on that disk until
+ *   every outstanding I/O has completed, then an OKAY notification. The
+ *   worker polls for those completions once a second.
+ *
+ * Shutdown
+ *   Sets the stop flag (probes end after reaping what is in flight), wakes
+ *   the workers and joins each for at most its largest Timeout plus 5 s. A
+ *   worker still stuck (a hung disk) is left running and its memory is not
+ *   freed: the kernel may still hold its buffers. The process may then
+ *   still wait in the kernel for the in-flight I/O when it exits.
+ *
+ * Values carry the interval they are produced at: probe results the
+ * target's ProbeInterval, per-read values collectd's interval.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* pthread_timedjoin_np */
+#endif
+#include "collectd/core/daemon/collectd.h"
+#include "collectd/core/daemon/plugin.h"
+#include "collectd/core/daemon/utils_complain.h"
+#include "collectd/core/utils/common/common.h"
+
+#include "conf.h"
+#include "engine.h"
+#include "target.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#define PLUGIN_NAME "diskprobe"
+#define NS_PER_S 1000000000ull
+
+typedef struct {
+  dp_probe_conf_t conf;
+  dp_result_t last; /* hist pointer cleared: engine-owned */
+  cdtime_t last_time;
+  int fresh; /* finished since the last read */
+  uint64_t err_io_total, err_short_total, err_timeout_total;
+} diskprobe_probe_t;
+
+struct diskprobe_worker;
+
+typedef struct {
+  dp_target_conf_t conf;
+  dp_target_t t;
+  int opened;
+  dp_engine_t *engine;
+  diskprobe_probe_t probes[DP_PROBES_MAX];
+  c_complain_t complaint;
+  uint64_t next_due_ns;
+  struct diskprobe_worker *w;
+} diskprobe_target_t;
+
+typedef struct diskprobe_worker {
+  pthread_t thread;
+  int started, exited;
+  dev_t disk; /* the physical disk its targets live on */
+  char disk_name[64];
+  diskprobe_target_t **targets;
+  size_t ntargets;
+  uint64_t max_timeout_ns;
+  /* stall state, guarded by ctx->lock */
+  int stalled;
+  uint64_t stall_since_ns;
+  diskprobe_target_t *stalled_target;
+  struct diskprobe_ctx *ctx;
+} diskprobe_worker_t;
+
+typedef struct diskprobe_ctx {
+  diskprobe_target_t *targets;
+  size_t ntargets;
+  diskprobe_worker_t *workers;
+  size_t nworkers;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int shutdown;
+  volatile int stop; /* read by running probes */
+  /* read-callback scratch, sized at init: no allocation per read */
+  diskprobe_probe_t *scratch;
+} diskprobe_ctx_t;
+
+/* collectd's config, init and shutdown callbacks take no user data. */
+static diskprobe_ctx_t *diskprobe_ctx;
+
+static uint64_t diskprobe_now_ns(void) { return dp_now_ns(); }
+
+static cdtime_t diskprobe_ns_to_cdtime(uint64_t ns) {
+  return NS_TO_CDTIME_T(ns);
+}
+
+/* ---- configuration ----------------------------------------------------- */
+
+/* One option value as a string, as conf.c wants it. */
+static int diskprobe_value_string(const oconfig_item_t *ci, char *buf,
+                                  size_t len) {
+  if (ci->values_num != 1) {
+    ERROR(PLUGIN_NAME " plugin: Option \"%s\" needs exactly one value.",
+          ci->key);
+    return -1;
+  }
+  const oconfig_value_t *v = &ci->values[0];
+  switch (v->type) {
+  case OCONFIG_TYPE_STRING:
+    snprintf(buf, len, "%s", v->value.string);
+    return 0;
+  case OCONFIG_TYPE_NUMBER:
+    snprintf(buf, len, "%.17g", v->value.number);
+    return 0;
+  default:
+    ERROR(PLUGIN_NAME " plugin: Option \"%s\": expected a string or a number.",
+          ci->key);
+    return -1;
+  }
+}
+
+static int diskprobe_config_block_name(const oconfig_item_t *ci, char *buf,
+                                       size_t len) {
+  if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING) {
+    ERROR(PLUGIN_NAME " plugin: <%s> needs exactly one string argument, "
+                      "its name.",
+          ci->key);
+    return -1;
+  }
+  snprintf(buf, len, "%s", ci->values[0].value.string);
+  return 0;
+}
+
+static int diskprobe_config_probe(dp_target_conf_t *tc,
+                                  const oconfig_item_t *ci) {
+  char name[DP_NAME_MAX * 2], val[4096], err[512];
+  if (diskprobe_config_block_name(ci, name, sizeof(name)) != 0)
+    return -1;
+  dp_probe_conf_t p;
+  dp_probe_conf_init(&p, name);
+  for (int i = 0; i < ci->children_num; i++) {
+    const oconfig_item_t *c = ci->children + i;
+    if (diskprobe_value_string(c, val, sizeof(val)) != 0)
+      return -1;
+    if (dp_probe_conf_set(&p, c->key, val, err, sizeof(err)) != 0) {
+      ERROR(PLUGIN_NAME " plugin: Target \"%s\", Probe \"%s\": %s", tc->name,
+            name, err);
+      return -1;
+    }
+  }
+  if (dp_target_conf_add_probe(tc, &p, err, sizeof(err)) != 0) {
+    ERROR(PLUGIN_NAME " plugin: Target \"%s\": %s", tc->name, err);
+    return -1;
+  }
+  return 0;
+}
+
+static int diskprobe_config_target(diskprobe_ctx_t *ctx,
+                                   const oconfig_item_t *ci) {
+  char name[DP_NAME_MAX * 2], val[4096], err[512];
+  if (diskprobe_config_block_name(ci, name, sizeof(name)) != 0)
+    return -1;
+  for (size_t i = 0; i < ctx->ntargets; i++)
+    if (strcmp(ctx->targets[i].conf.name, name) == 0) {
+      ERROR(PLUGIN_NAME " plugin: Target \"%s\" is defined twice.", name);
+      return -1;
+    }
+  diskprobe_target_t *nt =
+      realloc(ctx->targets, (ctx->ntargets + 1) * sizeof(*nt));
+  if (nt == NULL)
+    return -1;
+  ctx->targets = nt;
+  diskprobe_target_t *t = &ctx->targets[ctx->ntargets];
+  memset(t, 0, sizeof(*t));
+  dp_target_conf_init(&t->conf, name);
+  t->t.fd = -1;
+  C_COMPLAIN_INIT(&t->complaint);
+
+  for (int i = 0; i < ci->children_num; i++) {
+    const oconfig_item_t *c = ci->children + i;
+    if (strcasecmp(c->key, "Probe") == 0) {
+      if (diskprobe_config_probe(&t->conf, c) != 0)
+        return -1;
+      continue;
+    }
+    if (c->children_num > 0) {
+      ERROR(PLUGIN_NAME " plugin: Target \"%s\": unknown block <%s>: allowed "
+                        "<Probe>.",
+            name, c->key);
+      return -1;
+    }
+    if (diskprobe_value_string(c, val, sizeof(val)) != 0)
+      return -1;
+    if (dp_target_conf_set(&t->conf, c->key, val, err, sizeof(err)) != 0) {
+      ERROR(PLUGIN_NAME " plugin: Target \"%s\": %s", name, err);
+      return -1;
+    }
+  }
+  if (dp_target_conf_finish(&t->conf, err, sizeof(err)) != 0) {
+    ERROR(PLUGIN_NAME " plugin: %s", err);
+    return -1;
+  }
+  for (size_t i = 0; i < t->conf.nprobes; i++)
+    t->probes[i].conf = t->conf.probes[i];
+  ctx->ntargets++;
+  return 0;
+}
+
+static diskprobe_ctx_t *diskprobe_ctx_new(void) {
+  diskprobe_ctx_t *ctx = calloc(1, sizeof(*ctx));
+  if (ctx == NULL)
+    return NULL;
+  pthread_mutex_init(&ctx->lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&ctx->cond, &ca);
+  pthread_condattr_destroy(&ca);
+  return ctx;
+}
+
+static int diskprobe_config(oconfig_item_t *ci) {
+  if (diskprobe_ctx == NULL && (diskprobe_ctx = diskprobe_ctx_new()) == NULL)
+    return -1;
+  for (int i = 0; i < ci->children_num; i++) {
+    const oconfig_item_t *c = ci->children + i;
+    if (strcasecmp(c->key, "Target") == 0) {
+      if (diskprobe_config_target(diskprobe_ctx, c) != 0)
+        return -1;
+    } else {
+      ERROR(PLUGIN_NAME " plugin: unknown option \"%s\": allowed <Target> "
+                        "blocks.",
+            c->key);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---- notifications ------------------------------------------------------ */
+
+static void diskprobe_notify(const diskprobe_target_t *t, int severity,
+                             const char *type_instance, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void diskprobe_notify(const diskprobe_target_t *t, int severity,
+                             const char *type_instance, const char *fmt, ...) {
+  notification_t n = {.severity = severity, .time = cdtime()};
+  sstrncpy(n.host, hostname_g, sizeof(n.host));
+  sstrncpy(n.plugin, PLUGIN_NAME, sizeof(n.plugin));
+  sstrncpy(n.plugin_instance, t->conf.name, sizeof(n.plugin_instance));
+  sstrncpy(n.type, "stalled", sizeof(n.type));
+  sstrncpy(n.type_instance, type_instance, sizeof(n.type_instance));
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(n.message, sizeof(n.message), fmt, ap);
+  va_end(ap);
+  plugin_dispatch_notification(&n);
+}
+
+static const char *diskprobe_devname(const diskprobe_target_t *t) {
+  if (t->t.dev.name[0])
+    return t->t.dev.name;
+  return t->w && t->w->disk_name[0] ? t->w->disk_name : "unknown";
+}
+
+/* ---- the worker --------------------------------------------------------- */
+
+/* Opens the target (laying out its probe file the first time) and its
+ * engine. 0, or -1 after a rate-limited log line naming target and cause. */
+static int diskprobe_target_open(diskprobe_target_t *t) {
+  if (t->opened)
+    return 0;
+  int rc =
+      t->conf.is_device
+          ? dp_target_open_block(t->conf.path, &t->t)
+          : dp_target_open_file(t->conf.path, t->conf.file_size_bytes, &t->t);
+  if (rc < 0) {
+    c_complain(LOG_ERR, &t->complaint,
+               PLUGIN_NAME " plugin: target \"%s\" (%s): %s", t->conf.name,
+               t->conf.path, t->t.err);
+    return -1;
+  }
+  uint32_t max_qd = 1, max_bs = t->t.align;
+  for (size_t i = 0; i < t->conf.nprobes; i++) {
+    const dp_probe_conf_t *p = &t->conf.probes[i];
+    if (p->block_size % t->t.align != 0 || p->block_size > t->t.data_bytes) {
+      c_complain(LOG_ERR, &t->complaint,
+                 PLUGIN_NAME " plugin: target \"%s\" (%s): Probe \"%s\" "
+                             "BlockSize %u is not a multiple of the device's "
+                             "O_DIRECT alignment %u or exceeds the target",
+                 t->conf.name, t->t.path, p->name, p->block_size, t->t.align);
+      dp_target_close(&t->t);
+      return -1;
+    }
+    if (p->queue_depth > max_qd)
+      max_qd = p->queue_depth;
+    if (p->block_size > max_bs)
+      max_bs = p->block_size;
+  }
+  rc = dp_engine_open(&t->engine, t->t.fd, t->t.align, max_qd, max_bs);
+  if (rc < 0) {
+    c_complain(LOG_ERR, &t->complaint,
+               PLUGIN_NAME " plugin: target \"%s\" (%s): cannot set up AIO: %s",
+               t->conf.name, t->t.path, strerror(-rc));
+    dp_target_close(&t->t);
+    return -1;
+  }
+  t->opened = 1;
+  c_release(LOG_INFO, &t->complaint,
+            PLUGIN_NAME " plugin: target \"%s\" (%s) is probing again.",
+            t->conf.name, t->t.path);
+  if (t->t.laid_out)
+    INFO(PLUGIN_NAME " plugin: target \"%s\": laid out probe file %s "
+                     "(%llu bytes) on device %s.",
+         t->conf.name, t->t.path, (unsigned long long)t->t.size_bytes,
+         diskprobe_devname(t));
+  return 0;
+}
+
+/* Runs every probe of a target once. Called without the lock. */
+static void diskprobe_target_run(diskprobe_ctx_t *ctx, diskprobe_target_t *t) {
+  if (diskprobe_target_open(t) != 0)
+    return;
+  for (size_t i = 0; i < t->conf.nprobes; i++) {
+    if (ctx->stop)
+      return;
+    diskprobe_probe_t *ps = &t->probes[i];
+    const dp_probe_conf_t *p = &ps->conf;
+    dp_job_t job = {.pattern = p->pattern,
+                    .block_size = p->block_size,
+                    .queue_depth = p->queue_depth,
+                    .duration_ns = p->duration_ns,
+                    .max_ops = p->max_ops,
+                    .timeout_ns = t->conf.timeout_ns,
+                    .region_offset = t->t.data_offset,
+                    .region_bytes =
+                        t->t.data_bytes - t->t.data_bytes % p->block_size,
+                    .stop = &ctx->stop};
+    dp_result_t r;
+    int rc = dp_engine_run(t->engine, &job, &r);
+    if (rc < 0 && r.ops == 0 && !r.stalled) {
+      c_complain(LOG_ERR, &t->complaint,
+                 PLUGIN_NAME " plugin: target \"%s\" (%s): probe \"%s\" "
+                             "failed: %s",
+                 t->conf.name, t->t.path, p->name, strerror(-rc));
+      return;
+    }
+    if (ctx->stop)
+      return; /* a probe cut short by shutdown is not a measurement */
+    r.hist = NULL;
+    pthread_mutex_lock(&ctx->lock);
+    ps->last = r;
+    ps->last_time = cdtime();
+    ps->fresh = 1;
+    ps->err_io_total += r.err_io;
+    ps->err_short_total += r.err_short;
+    ps->err_timeout_total += r.err_timeout;
+    if (r.stalled) {
+      t->w->stalled = 1;
+      t->w->stall_since_ns = diskprobe_now_ns() - t->conf.timeout_ns;
+      t->w->stalled_target = t;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+
+    if (r.err_io > 0 || r.err_short > 0)
+      diskprobe_notify(t, NOTIF_FAILURE, p->name,
+                       "diskprobe: host %s, target %s, device %s: probe %s "
+                       "saw %llu I/O errors and %llu short transfers (%s)",
+                       hostname_g, t->conf.name, diskprobe_devname(t), p->name,
+                       (unsigned long long)r.err_io,
+                       (unsigned long long)r.err_short,
+                       r.first_error ? strerror(-r.first_error) : "short read");
+    if (r.stalled) {
+      ERROR(PLUGIN_NAME " plugin: target \"%s\" (%s): device %s stalled: %u "
+                        "I/O outstanding for more than %.1f s; no new probe "
+                        "on this disk until they complete.",
+            t->conf.name, t->t.path, diskprobe_devname(t),
+            dp_engine_outstanding(t->engine), (double)t->conf.timeout_ns / 1e9);
+      diskprobe_notify(t, NOTIF_FAILURE, "",
+                       "diskprobe: host %s, target %s, device %s: I/O stalled "
+                       "for more than %.1f s (%u outstanding)",
+                       hostname_g, t->conf.name, diskprobe_devname(t),
+                       (double)t->conf.timeout_ns / 1e9,
+                       dp_engine_outstanding(t->engine));
+      return;
+    }
+  }
+}
+
+/* While stalled: reap for up to a second; on full drain, clear the stall. */
+static void diskprobe_worker_unstall(diskprobe_worker_t *w) {
+  diskprobe_target_t *t = w->stalled_target;
+  int left = dp_engine_reap(t->engine, NS_PER_S);
+  if (left != 0)
+    return;
+  diskprobe_ctx_t *ctx = w->ctx;
+  pthread_mutex_lock(&ctx->lock);
+  double secs = (double)(diskprobe_now_ns() - w->stall_since_ns) / 1e9;
+  w->stalled = 0;
+  w->stalled_target = NULL;
+  pthread_mutex_unlock(&ctx->lock);
+  NOTICE(PLUGIN_NAME " plugin: target \"%s\" (%s): device %s recovered after "
+                     "%.1f s; probing resumes.",
+         t->conf.name, t->t.path, diskprobe_devname(t), secs);
+  diskprobe_notify(t, NOTIF_OKAY, "",
+                   "diskprobe: host %s, target %s, device %s: I/O completes "
+                   "again after a %.1f s stall",
+                   hostname_g, t->conf.name, diskprobe_devname(t), secs);
+}
+
+static void diskprobe_abs_timespec(uint64_t mono_ns, struct timespec *ts) {
+  ts->tv_sec = (time_t)(mono_ns / NS_PER_S);
+  ts->tv_nsec = (long)(mono_ns % NS_PER_S);
+}
+
+static void *diskprobe_worker_main(void *arg) {
+  diskprobe_worker_t *w = arg;
+  diskprobe_ctx_t *ctx = w->ctx;
+  pthread_mutex_lock(&ctx->lock);
+  while (!ctx->shutdown) {
+    if (w->stalled) {
+      pthread_mutex_unlock(&ctx->lock);
+      diskprobe_worker_unstall(w);
+      pthread_mutex_lock(&ctx->lock);
+      continue;
+    }
+    diskprobe_target_t *next = NULL;
+    for (size_t i = 0; i < w->ntargets; i++)
+      if (next == NULL || w->targets[i]->next_due_ns < next->next_due_ns)
+        next = w->targets[i];
+    uint64_t now = diskprobe_now_ns();
+    if (next->next_due_ns > now) {
+      struct timespec ts;
+      diskprobe_abs_timespec(next->next_due_ns, &ts);
+      pthread_cond_timedwait(&ctx->cond, &ctx->lock, &ts);
+      continue;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    diskprobe_target_run(ctx, next);
+    pthread_mutex_lock(&ctx->lock);
+    /* Keep the cadence; a round that overran starts the next at once. */
+    next->next_due_ns += next->conf.interval_ns;
+    now = diskprobe_now_ns();
+    if (next->next_due_ns < now)
+      next->next_due_ns = now;
+  }
+  w->exited = 1;
+  pthread_mutex_unlock(&ctx->lock);
+  return NULL;
+}
+
+/* ---- init: group targets by disk, start workers ------------------------- */
+
+/* The whole disk a configured target lives on, before anything is opened:
+ * st_rdev of a device, st_dev of the path (or its parent) for a file. */
+static dev_t diskprobe_target_disk(const diskprobe_target_t *t, char *name,
+                                   size_t len) {
+  struct stat st;
+  dev_t d = 0;
+  if (t->conf.is_device) {
+    if (stat(t->conf.path, &st) == 0)
+      d = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+  } else {
+    char p[PATH_MAX];
+    sstrncpy(p, t->conf.path, sizeof(p));
+    while (stat(p, &st) != 0) {
+      char *slash = strrchr(p, '/');
+      if (slash == NULL || slash == p) {
+        sstrncpy(p, "/", sizeof(p));
+        break;
+      }
+      *slash = '\0';
+    }
+    if (stat(p, &st) == 0)
+      d = st.st_dev;
+  }
+  dp_device_t dev;
+  if (dp_device_resolve_at("/sys", major(d), minor(d), &dev) == 0) {
+    sstrncpy(name, dev.disk, len);
+    return makedev(dev.disk_major, dev.disk_minor);
+  }
+  snprintf(name, len, "%u:%u", major(d), minor(d));
+  return d;
+}
+
+static int diskprobe_init(void) {
+  diskprobe_ctx_t *ctx = diskprobe_ctx;
+  if (ctx == NULL || ctx->ntargets == 0) {
+    NOTICE(PLUGIN_NAME " plugin: no Target configured; nothing to probe.");
+    return 0;
+  }
+  static const char *const types[] = {"probe_latency", "probe_errors",
+                                      "bytes_per_second", "stalled"};
+  for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+    if (plugin_get_ds(types[i]) == NULL) {
+      ERROR(PLUGIN_NAME " plugin: type \"%s\" is not known: add "
+                        "TypesDB \"<path>/diskprobe.types.db\" (and the "
+                        "default types.db) to collectd.conf.",
+            types[i]);
+      return -1;
+    }
+
+  size_t nprobes = 0;
+  ctx->workers = calloc(ctx->ntargets, sizeof(*ctx->workers));
+  if (ctx->workers == NULL)
+    return -1;
+  uint64_t now = diskprobe_now_ns();
+  unsigned seed = (unsigned)now;
+  for (size_t i = 0; i < ctx->ntargets; i++) {
+    diskprobe_target_t *t = &ctx->targets[i];
+    nprobes += t->conf.nprobes;
+    char name[64];
+    dev_t disk = diskprobe_target_disk(t, name, sizeof(name));
+    diskprobe_worker_t *w = NULL;
+    for (size_t k = 0; k < ctx->nworkers; k++)
+      if (ctx->workers[k].disk == disk)
+        w = &ctx->workers[k];
+    if (w == NULL) {
+      w = &ctx->workers[ctx->nworkers++];
+      w->disk = disk;
+      w->ctx = ctx;
+      sstrncpy(w->disk_name, name, sizeof(w->disk_name));
+    }
+    diskprobe_target_t **nt =
+        realloc(w->targets, (w->ntargets + 1) * sizeof(*nt));
+    if (nt == NULL)
+      return -1;
+    w->targets = nt;
+    w->targets[w->ntargets++] = t;
+    t->w = w;
+    if (t->conf.timeout_ns > w->max_timeout_ns)
+      w->max_timeout_ns = t->conf.timeout_ns;
+    /* Splay: the first round starts at a random point of the interval, so
+     * hosts started together do not probe shared storage in lockstep. */
+    t->next_due_ns = now + (uint64_t)((double)rand_r(&seed) / RAND_MAX *
+                                      (double)t->conf.interval_ns);
+  }
+  ctx->scratch = calloc(nprobes ? nprobes : 1, sizeof(*ctx->scratch));
+  if (ctx->scratch == NULL)
+    return -1;
+  for (size_t k = 0; k < ctx->nworkers; k++) {
+    diskprobe_worker_t *w = &ctx->workers[k];
+    char tname[16];
+    snprintf(tname, sizeof(tname), "diskprobe#%zu", k);
+    int rc = plugin_thread_create(&w->thread, diskprobe_worker_main, w, tname);
+    if (rc != 0) {
+      ERROR(PLUGIN_NAME " plugin: cannot start the worker for disk %s: %s",
+            w->disk_name, strerror(rc));
+      return -1;
+    }
+    w->started = 1;
+    INFO(PLUGIN_NAME " plugin: worker for disk %s probes %zu target(s).",
+         w->disk_name, w->ntargets);
+  }
+  return 0;
+}
+
+/* ---- read: dispatch what the workers finished --------------------------- */
+
+static void diskprobe_submit(const char *instance, const char *type,
+                             const char *type_instance, value_t *values,
+                             size_t n, cdtime_t time, cdtime_t interval) {
+  value_list_t vl = VALUE_LIST_INIT;
+  vl.values = values;
+  vl.values_len = n;
+  vl.time = time;
+  vl.interval = interval;
+  sstrncpy(vl.plugin, PLUGIN_NAME, sizeof(vl.plugin));
+  sstrncpy(vl.plugin_instance, instance, sizeof(vl.plugin_instance));
+  sstrncpy(vl.type, type, sizeof(vl.type));
+  sstrncpy(vl.type_instance, type_instance, sizeof(vl.type_instance));
+  plugin_dispatch_values(&vl);
+}
+
+static void diskprobe_submit_probe(const diskprobe_target_t *t,
+                                   const diskprobe_probe_t *p) {
+  const dp_result_t *r = &p->last;
+  cdtime_t ivl = diskprobe_ns_to_cdtime(t->conf.interval_ns);
+  const char *in = t->conf.name, *pn = p->conf.name;
+  int measured = r->ops > 0;
+  value_t v[7];
+
+  v[0].gauge = r->iops;
+  diskprobe_submit(in, "operations_per_second", pn, v, 1, p->last_time, ivl);
+  v[0].gauge = r->bytes_per_s;
+  diskprobe_submit(in, "bytes_per_second", pn, v, 1, p->last_time, ivl);
+  /* No completed I/O: latency is unknown, not zero. */
+  double lat[7] = {r->lat_min_s, r->lat_mean_s, r->lat_p50_s, r->lat_p90_s,
+                   r->lat_p99_s, r->lat_p999_s, r->lat_max_s};
+  for (int i = 0; i < 7; i++)
+    v[i].gauge = measured ? lat[i] : NAN;
+  diskprobe_submit(in, "probe_latency", pn, v, 7, p->last_time, ivl);
+  v[0].gauge = measured ? r->achieved_qd : NAN;
+  diskprobe_submit(in, "queue_length", pn, v, 1, p->last_time, ivl);
+  v[0].derive = (derive_t)p->err_io_total;
+  v[1].derive = (derive_t)p->err_short_total;
+  v[2].derive = (derive_t)p->err_timeout_total;
+  diskprobe_submit(in, "probe_errors", pn, v, 3, p->last_time, ivl);
+  v[0].gauge = r->wall_s;
+  diskprobe_submit(in, "duration", pn, v, 1, p->last_time, ivl);
+}
+
+static int diskprobe_read(user_data_t *ud) {
+  diskprobe_ctx_t *ctx = ud->data;
+  cdtime_t now = cdtime(), ivl = plugin_get_interval();
+  uint64_t mono = diskprobe_now_ns();
+
+  for (size_t i = 0; i < ctx->ntargets; i++) {
+    diskprobe_target_t *t = &ctx->targets[i];
+    size_t nfresh = 0;
+    int stalled;
+    double stall_s = 0;
+    pthread_mutex_lock(&ctx->lock);
+    for (size_t k = 0; k < t->conf.nprobes; k++)
+      if (t->probes[k].fresh) {
+        ctx->scratch[nfresh++] = t->probes[k];
+        t->probes[k].fresh = 0;
+      }
+    stalled = t->w->stalled && t->w->stalled_target == t;
+    if (stalled)
+      stall_s = (double)(mono - t->w->stall_since_ns) / 1e9;
+    pthread_mutex_unlock(&ctx->lock);
+
+    for (size_t k = 0; k < nfresh; k++)
+      diskprobe_submit_probe(t, &ctx->scratch[k]);
+    value_t v;
+    v.gauge = stalled;
+    diskprobe_submit(t->conf.name, "stalled", "stalled", &v, 1, now, ivl);
+    v.gauge = stall_s;
+    diskprobe_submit(t->conf.name, "duration", "stalled", &v, 1, now, ivl);
+    v.gauge = (double)t->conf.interval_ns / 1e9;
+    diskprobe_submit(t->conf.name, "duration", "interval", &v, 1, now, ivl);
+  }
+  return 0;
+}
+
+/* ---- shutdown ------------------------------------------------------------ */
+
+static int diskprobe_shutdown(void) {
+  diskprobe_ctx_t *ctx = diskprobe_ctx;
+  if (ctx == NULL)
+    return 0;
+  pthread_mutex_lock(&ctx->lock);
+  ctx->shutdown = 1;
+  ctx->stop = 1;
+  pthread_cond_broadcast(&ctx->cond);
+  pthread_mutex_unlock(&ctx->lock);
+
+  int leaked = 0;
+  for (size_t k = 0; k < ctx->nworkers; k++) {
+    diskprobe_worker_t *w = &ctx->workers[k];
+    if (!w->started)
+      continue;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += (time_t)(w->max_timeout_ns / NS_PER_S) + 5;
+    if (pthread_timedjoin_np(w->thread, NULL, &dl) != 0) {
+      WARNING(PLUGIN_NAME " plugin: worker for disk %s did not stop in time "
+                          "(a hung disk?); leaving it behind.",
+              w->disk_name);
+      pthread_detach(w->thread);
+      leaked = 1;
+      continue;
+    }
+    w->started = 0;
+  }
+  if (leaked)
+    return 0; /* memory stays: a stuck worker and the kernel still use it */
+
+  for (size_t i = 0; i < ctx->ntargets; i++) {
+    diskprobe_target_t *t = &ctx->targets[i];
+    /* An engine with I/O outstanding would block in io_destroy. */
+    if (t->engine && dp_engine_outstanding(t->engine) == 0)
+      dp_engine_close(t->engine);
+    dp_target_close(&t->t);
+  }
+  for (size_t k = 0; k < ctx->nworkers; k++)
+    free(ctx->workers[k].targets);
+  free(ctx->workers);
+  free(ctx->targets);
+  free(ctx->scratch);
+  pthread_mutex_destroy(&ctx->lock);
+  pthread_cond_destroy(&ctx->cond);
+  free(ctx);
+  diskprobe_ctx = NULL;
+  return 0;
+}
+
+static int diskprobe_init_read(void) {
+  int rc = diskprobe_init();
+  if (rc != 0 || diskprobe_ctx == NULL || diskprobe_ctx->ntargets == 0)
+    return rc;
+  return plugin_register_complex_read(
+      NULL, PLUGIN_NAME, diskprobe_read, 0,
+      &(user_data_t){.data = diskprobe_ctx, .free_func = NULL});
+}
+
+void module_register(void) {
+  plugin_register_complex_config(PLUGIN_NAME, diskprobe_config);
+  plugin_register_init(PLUGIN_NAME, diskprobe_init_read);
+  plugin_register_shutdown(PLUGIN_NAME, diskprobe_shutdown);
+}

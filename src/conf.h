@@ -1,0 +1,89 @@
+/*
+ * conf.h - the configuration model of targets and probes, and its
+ * validation, free of collectd so it is tested on its own. The plugin maps
+ * collectd's config tree onto these setters; the messages they write are
+ * what the operator reads in the log, so each names the option, the value
+ * and what is allowed.
+ *
+ * Keys are matched case-insensitively (as collectd does). Values arrive as
+ * strings (numbers formatted by the caller).
+ *
+ *   Target option  default                 allowed
+ *   Path           -                       directory or *.probe path
+ *   Device         -                       block device, read-only
+ *   FileSize       1G                      1M .. 1T
+ *   ProbeInterval  60 (s)                  1 .. 86400
+ *   Timeout        10 (s)                  0.01 .. 3600
+ *   Probe options  default                 allowed
+ *   Pattern        randread                randread seqread randwrite seqwrite
+ *   BlockSize      8k                      512 .. 64M, a multiple of 512
+ *   QueueDepth     1                       1 .. 256
+ *   Duration       1 (s)                   0.01 .. 60
+ *   MaxOps         0 (no op budget)        0 .. 2^32
+ */
+#ifndef DP_CONF_H
+#define DP_CONF_H
+
+#include "engine.h"
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DP_NAME_MAX 64
+#define DP_PROBES_MAX 16
+
+typedef struct {
+  char name[DP_NAME_MAX];
+  dp_pattern_t pattern;
+  uint32_t block_size;  /* bytes */
+  uint32_t queue_depth; /* 1..DP_QD_MAX */
+  uint64_t duration_ns;
+  uint64_t max_ops; /* 0: none */
+} dp_probe_conf_t;
+
+typedef struct {
+  char name[DP_NAME_MAX];
+  char path[PATH_MAX]; /* Path or Device */
+  int is_device;       /* 1: Device (read-only block device) */
+  int has_path;
+  uint64_t file_size_bytes;
+  uint64_t interval_ns;
+  uint64_t timeout_ns;
+  dp_probe_conf_t probes[DP_PROBES_MAX];
+  size_t nprobes;
+} dp_target_conf_t;
+
+/* Defaults for a target / a probe with the given name. Names longer than
+ * DP_NAME_MAX - 1 or with characters other than [A-Za-z0-9_.-] make the
+ * later check fail. */
+void dp_target_conf_init(dp_target_conf_t *t, const char *name);
+void dp_probe_conf_init(dp_probe_conf_t *p, const char *name);
+
+/* Sets one option from its string value. 0, or -EINVAL with a message in
+ * err ("Option \"QueueDepth\": value \"0\" is out of range 1..256"); -ENOENT
+ * for an unknown key (message lists the known keys). */
+int dp_target_conf_set(dp_target_conf_t *t, const char *key, const char *val,
+                       char *err, size_t errlen);
+int dp_probe_conf_set(dp_probe_conf_t *p, const char *key, const char *val,
+                      char *err, size_t errlen);
+
+/* Adds a probe (copied) to the target; -ENOSPC past DP_PROBES_MAX, -EEXIST
+ * for a duplicate name (message in err). */
+int dp_target_conf_add_probe(dp_target_conf_t *t, const dp_probe_conf_t *p,
+                             char *err, size_t errlen);
+
+/* The default probe set for a target without Probe blocks:
+ * randread-qd1 (8k, QD1, 0.5 s), randread-qd32 (8k, QD32, 1 s),
+ * seqread (1M, QD4, 1 s). */
+void dp_target_conf_default_probes(dp_target_conf_t *t);
+
+/* Whole-block checks after all options are set: a name, exactly one of
+ * Path/Device, no write probe on a Device, probe time within the interval.
+ * Fills in the default probes when there are none. 0 or -EINVAL + err. */
+int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen);
+
+/* Checks a name: 1..DP_NAME_MAX-1 chars of [A-Za-z0-9_.-]. */
+int dp_conf_name_ok(const char *name);
+
+#endif /* DP_CONF_H */

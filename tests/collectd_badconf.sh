@@ -1,0 +1,108 @@
+#!/bin/bash
+# collectd_badconf.sh - bad configurations are refused by the real daemon.
+#
+# Each case is a diskprobe block with one mistake; `collectd -T` must exit
+# non-zero and the log must hold a line naming the option, the value and
+# what is allowed. A good block is the control: it must pass.
+set -u
+. "$(dirname "$0")/lib.sh"
+need_collectd
+FAILED=0
+d=$(make_tmpdir)
+collectd_dir "$d"
+
+run_case() { # run_case NAME EXPECT_RC EXPECTED_LOG_TEXT BLOCK [TYPESDB_OVERRIDE]
+  local name=$1 want=$2 text=$3 block=$4 rc
+  : >"$d/collectd.log"
+  { collectd_conf_head "$d" 10; printf 'LoadPlugin diskprobe\n<Plugin diskprobe>\n%s\n</Plugin>\n' "$block"; } >"$d/collectd.conf"
+  [ -n "${5:-}" ] && sed -i "/diskprobe.types.db/d" "$d/collectd.conf"
+  collectd -T -C "$d/collectd.conf" >"$d/out" 2>&1
+  rc=$?
+  if [ "$want" = 0 ]; then
+    [ $rc = 0 ] && pass "$name: accepted" || { fail "$name: refused (rc $rc): $(grep diskprobe "$d/collectd.log")"; }
+    return
+  fi
+  if [ $rc = 0 ]; then
+    fail "$name: collectd -T accepted it"
+  elif grep -qF -- "$text" "$d/collectd.log"; then
+    pass "$name: refused: $(grep -F -- "$text" "$d/collectd.log" | head -1 | cut -c23-)"
+  else
+    fail "$name: refused, but the log lacks '$text': $(grep diskprobe "$d/collectd.log")"
+  fi
+}
+
+good='<Target "a">
+  Path "'"$d"'/probe"
+  FileSize "8M"
+  ProbeInterval 30
+  <Probe "r">
+    Pattern randread
+    BlockSize "8k"
+    QueueDepth 4
+    Duration 0.1
+  </Probe>
+</Target>'
+run_case "good config" 0 "" "$good"
+probe() { printf '<Target "a">\n Path "%s/probe"\n FileSize "8M"\n <Probe "p">\n  %s\n </Probe>\n</Target>' "$d" "$1"; }
+
+run_case "QueueDepth 0" 1 'Probe "p": Option "QueueDepth": value "0" is invalid: allowed integers 1 to 256' "$(probe 'QueueDepth 0')"
+run_case "QueueDepth 300" 1 'value "300" is invalid: allowed integers 1 to 256' "$(probe 'QueueDepth 300')"
+run_case "BlockSize 1000" 1 'Option "BlockSize": value "1000" is invalid: allowed 512 to 64M, a multiple of 512' "$(probe 'BlockSize "1000"')"
+run_case "Pattern randrw" 1 'Option "Pattern": value "randrw" is invalid: allowed randread, seqread, randwrite, seqwrite' "$(probe 'Pattern "randrw"')"
+run_case "Duration 0" 1 'Option "Duration": value "0" is invalid: allowed 0.01 to 60 seconds' "$(probe 'Duration 0')"
+run_case "unknown probe key" 1 'unknown option "Depth" in Probe "p"' "$(probe 'Depth 4')"
+run_case "unknown target key" 1 'Target "a": unknown option "Bogus" in Target' '<Target "a">
+ Path "/x"
+ Bogus 1
+</Target>'
+run_case "unknown plugin key" 1 'unknown option "Targett"' '<Targett "a">
+ Path "/x"
+</Targett>'
+run_case "no Path" 1 'Target "a" has neither Path nor Device' '<Target "a">
+ FileSize "8M"
+</Target>'
+run_case "Path and Device" 1 'the target already has a Path' '<Target "a">
+ Path "/x"
+ Device "/dev/loop0"
+</Target>'
+run_case "relative Path" 1 'Option "Path": value "var/x" is invalid: allowed an absolute path' '<Target "a">
+ Path "var/x"
+</Target>'
+run_case "FileSize 1k" 1 'Option "FileSize": value "1k" is invalid: allowed 1M to 1T' '<Target "a">
+ Path "/x"
+ FileSize "1k"
+</Target>'
+run_case "ProbeInterval -5" 1 'Option "ProbeInterval": value "-5" is invalid: allowed 1 to 86400 seconds' '<Target "a">
+ Path "/x"
+ ProbeInterval -5
+</Target>'
+run_case "duplicate target" 1 'Target "a" is defined twice' '<Target "a">
+ Path "/x"
+</Target>
+<Target "a">
+ Path "/y"
+</Target>'
+run_case "duplicate probe" 1 'Probe "p" is defined twice in Target "a"' '<Target "a">
+ Path "/x"
+ <Probe "p">
+ </Probe>
+ <Probe "p">
+ </Probe>
+</Target>'
+run_case "bad target name" 1 'Target name "a b" is invalid' '<Target "a b">
+ Path "/x"
+</Target>'
+run_case "unnamed target" 1 '<Target> needs exactly one string argument' '<Target>
+ Path "/x"
+</Target>'
+run_case "write probe on a Device" 1 'Probe "w" has Pattern randwrite, but the target is a Device: write probes only run inside a probe file' '<Target "raw">
+ Device "/dev/loop0"
+ <Probe "w">
+  Pattern randwrite
+ </Probe>
+</Target>'
+run_case "probes longer than the interval" 1 'its probes take 3.00 s but ProbeInterval is 2.00 s' "$(printf '<Target "a">\n Path "/x"\n ProbeInterval 2\n <Probe "p">\n  Duration 3\n </Probe>\n</Target>')"
+run_case "two values" 1 'Option "QueueDepth" needs exactly one value' "$(probe 'QueueDepth 1 2')"
+run_case "TypesDB missing" 1 'type "probe_latency" is not known: add TypesDB' "$good" no-typesdb
+
+[ "$FAILED" = 0 ] && echo "collectd_badconf: all cases behaved" || exit 1

@@ -1,0 +1,74 @@
+#!/bin/bash
+# collectd_rrd.sh - the whole path with the real daemon: Debian's collectd
+# loads the built plugin, which probes a probe file through libaio/O_DIRECT,
+# and collectd's rrdtool plugin writes RRD files that are read back here
+# with rrdtool. For every probe, IOPS and p99 must exist, be finite and
+# positive, and p99 >= p50; the RRD step must equal the ProbeInterval (the
+# values carry the interval they are produced at). The graph generator of
+# the main job must turn the RRDs into PNGs and an index.html.
+set -u
+. "$(dirname "$0")/lib.sh"
+need_collectd
+command -v rrdtool >/dev/null || skip "rrdtool not installed"
+FAILED=0
+
+d=$(make_tmpdir)
+collectd_dir "$d"
+{
+  collectd_conf_head "$d" 1
+  cat <<CONF
+LoadPlugin diskprobe
+<Plugin diskprobe>
+  <Target "local">
+    Path "$d/probe"
+    FileSize "64M"
+    ProbeInterval 4
+    Timeout 5
+  </Target>
+</Plugin>
+CONF
+} >"$d/collectd.conf"
+
+collectd -T -C "$d/collectd.conf" >"$d/t.out" 2>&1 || { cat "$d/t.out" "$d/collectd.log"; fail "collectd -T refused a good config"; exit 1; }
+rm -rf "$d/rrd"/*
+collectd_run "$d" 16 || fail "collectd exited with status $?"
+
+rrd="$d/rrd/diskprobe-test/diskprobe-local"
+[ -d "$rrd" ] || { cat "$d/collectd.log"; fail "no RRD directory $rrd"; exit 1; }
+check() { # check PROBE
+  local p=$1 f iops p50 p99 step
+  f="$rrd/operations_per_second-$p.rrd"
+  [ -f "$f" ] || { fail "$p: $f missing"; return; }
+  iops=$(rrd_last "$f")
+  p50=$(rrd_last "$rrd/probe_latency-$p.rrd" p50)
+  p99=$(rrd_last "$rrd/probe_latency-$p.rrd" p99)
+  step=$(rrdtool info "$f" | awk '/^step/{print $3}')
+  printf '%-14s iops %-12s p50 %-12s p99 %-12s step %s\n' "$p" "$iops" "$p50" "$p99" "$step"
+  python3 - "$iops" "$p50" "$p99" <<'PY' && pass "$p: IOPS and latency finite, positive, p99 >= p50" || fail "$p: bad values iops=$iops p50=$p50 p99=$p99"
+import math, sys
+iops, p50, p99 = (float(x) for x in sys.argv[1:])
+ok = all(math.isfinite(v) and v > 0 for v in (iops, p50, p99)) and p99 >= p50
+sys.exit(0 if ok else 1)
+PY
+  [ "$step" = 4 ] && pass "$p: RRD step is the ProbeInterval (4 s)" || fail "$p: RRD step $step, expected 4"
+}
+for p in randread-qd1 randread-qd32 seqread; do check "$p"; done
+
+# fetch: the archive holds real rows, not only a last value.
+rows=$(rrdtool fetch "$rrd/probe_latency-randread-qd1.rrd" AVERAGE -s -30s | grep -vc -- "-nan\|nan\|^$\|min")
+[ "$rows" -ge 1 ] && pass "rrdtool fetch returns $rows finite rows" || fail "rrdtool fetch returned no finite rows"
+
+stalled=$(rrd_last "$rrd/stalled-stalled.rrd")
+python3 -c "import sys; sys.exit(0 if float('$stalled') == 0 else 1)" && pass "not stalled" || fail "stalled=$stalled on a healthy disk"
+grep -q "diskprobe plugin: worker for disk" "$d/collectd.log" || fail "no worker start line in the log"
+grep -E "diskprobe plugin.*(ERROR|error|failed)" "$d/collectd.log" && fail "errors in the log"
+
+# The main job's graph page.
+bash "$top_srcdir/contrib/rrd-graphs.sh" "$d/rrd" "$d/graphs" >"$d/graphs.out" 2>&1 || fail "rrd-graphs.sh failed: $(cat "$d/graphs.out")"
+n=$(ls "$d/graphs"/*.png 2>/dev/null | wc -l)
+[ "$n" -ge 3 ] && grep -q "<img" "$d/graphs/index.html" && pass "graphs: $n PNGs and index.html" || fail "graphs: $n PNGs"
+for f in "$d/graphs"/*.png; do
+  [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "$f is not a PNG"
+done
+
+[ "$FAILED" = 0 ] && echo "collectd_rrd: all checks passed" || { tail -20 "$d/collectd.log"; exit 1; }

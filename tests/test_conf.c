@@ -1,0 +1,197 @@
+/*
+ * test_conf.c - the configuration model: defaults, every option's accepted
+ * and refused values, and the whole-block checks. The messages are what an
+ * operator reads in collectd's log, so the tests check that each names the
+ * option, the value and what is allowed.
+ */
+#include <cmocka.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "conf.h"
+
+static char err[512];
+
+static void test_defaults(void **state) {
+  (void)state;
+  dp_target_conf_t t;
+  dp_target_conf_init(&t, "data");
+  assert_int_equal(t.file_size_bytes, 1ull << 30);
+  assert_int_equal(t.interval_ns, 60000000000ull);
+  assert_int_equal(t.timeout_ns, 10000000000ull);
+  assert_int_equal(
+      dp_target_conf_set(&t, "Path", "/var/lib/x", err, sizeof(err)), 0);
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
+  assert_int_equal(t.nprobes, 3);
+  assert_string_equal(t.probes[0].name, "randread-qd1");
+  assert_int_equal(t.probes[0].queue_depth, 1);
+  assert_int_equal(t.probes[0].block_size, 8192);
+  assert_string_equal(t.probes[1].name, "randread-qd32");
+  assert_int_equal(t.probes[1].queue_depth, 32);
+  assert_string_equal(t.probes[2].name, "seqread");
+  assert_int_equal(t.probes[2].pattern, DP_PATTERN_SEQREAD);
+  assert_int_equal(t.probes[2].block_size, 1 << 20);
+}
+
+static void test_target_options(void **state) {
+  (void)state;
+  dp_target_conf_t t;
+  dp_target_conf_init(&t, "data");
+  assert_int_equal(dp_target_conf_set(&t, "filesize", "256M", err, sizeof(err)),
+                   0);
+  assert_int_equal(t.file_size_bytes, 256u << 20);
+  assert_int_equal(
+      dp_target_conf_set(&t, "ProbeInterval", "10", err, sizeof(err)), 0);
+  assert_int_equal(t.interval_ns, 10000000000ull);
+  assert_int_equal(dp_target_conf_set(&t, "Timeout", "0.5", err, sizeof(err)),
+                   0);
+  assert_int_equal(t.timeout_ns, 500000000ull);
+  assert_int_equal(
+      dp_target_conf_set(&t, "Device", "/dev/loop0", err, sizeof(err)), 0);
+  assert_true(t.is_device);
+}
+
+/* Each bad value is refused with a message naming option, value, range. */
+static void test_bad_values(void **state) {
+  (void)state;
+  const struct {
+    int probe;
+    const char *key, *val, *want1, *want2;
+  } cases[] = {
+      {0, "FileSize", "12", "\"FileSize\"", "1M to 1T"},
+      {0, "FileSize", "2T", "\"2T\"", "1M to 1T"},
+      {0, "FileSize", "1500k", "\"1500k\"", "whole number of MiB"},
+      {0, "ProbeInterval", "0", "\"ProbeInterval\"", "1 to 86400"},
+      {0, "ProbeInterval", "abc", "\"abc\"", "seconds"},
+      {0, "Timeout", "-1", "\"Timeout\"", "0.01 to 3600"},
+      {0, "Path", "relative/dir", "\"Path\"", "absolute path"},
+      {1, "QueueDepth", "0", "\"QueueDepth\"", "1 to 256"},
+      {1, "QueueDepth", "257", "\"257\"", "1 to 256"},
+      {1, "QueueDepth", "1.5", "\"1.5\"", "integers"},
+      {1, "BlockSize", "1000", "\"BlockSize\"", "multiple of 512"},
+      {1, "BlockSize", "128M", "\"128M\"", "512 to 64M"},
+      {1, "Pattern", "randrw", "\"randrw\"", "randread, seqread"},
+      {1, "Duration", "120", "\"Duration\"", "0.01 to 60"},
+      {1, "MaxOps", "-3", "\"MaxOps\"", "0 to"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    dp_target_conf_t t;
+    dp_probe_conf_t p;
+    dp_target_conf_init(&t, "data");
+    dp_probe_conf_init(&p, "p");
+    err[0] = 0;
+    int rc = cases[i].probe ? dp_probe_conf_set(&p, cases[i].key, cases[i].val,
+                                                err, sizeof(err))
+                            : dp_target_conf_set(&t, cases[i].key, cases[i].val,
+                                                 err, sizeof(err));
+    if (rc != -EINVAL)
+      fail_msg("%s=%s: expected -EINVAL, got %d", cases[i].key, cases[i].val,
+               rc);
+    if (!strstr(err, cases[i].want1) || !strstr(err, cases[i].want2))
+      fail_msg("%s=%s: message \"%s\" lacks \"%s\" or \"%s\"", cases[i].key,
+               cases[i].val, err, cases[i].want1, cases[i].want2);
+  }
+}
+
+static void test_unknown_keys(void **state) {
+  (void)state;
+  dp_target_conf_t t;
+  dp_probe_conf_t p;
+  dp_target_conf_init(&t, "data");
+  dp_probe_conf_init(&p, "p");
+  assert_int_equal(dp_target_conf_set(&t, "Pth", "/x", err, sizeof(err)),
+                   -ENOENT);
+  assert_non_null(strstr(err, "unknown option \"Pth\""));
+  assert_non_null(strstr(err, "ProbeInterval"));
+  assert_int_equal(dp_probe_conf_set(&p, "Depth", "4", err, sizeof(err)),
+                   -ENOENT);
+  assert_non_null(strstr(err, "QueueDepth"));
+}
+
+static void test_block_checks(void **state) {
+  (void)state;
+  dp_target_conf_t t;
+  dp_probe_conf_t p;
+
+  dp_target_conf_init(&t, "data");
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "neither Path nor Device"));
+
+  dp_target_conf_init(&t, "data");
+  dp_target_conf_set(&t, "Path", "/a", err, sizeof(err));
+  assert_int_equal(
+      dp_target_conf_set(&t, "Device", "/dev/sdb", err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "exactly one Path or Device"));
+
+  dp_target_conf_init(&t, "bad name!");
+  dp_target_conf_set(&t, "Path", "/a", err, sizeof(err));
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "Target name \"bad name!\""));
+
+  /* No write probe on a block device, whatever else is said. */
+  dp_target_conf_init(&t, "raw");
+  dp_target_conf_set(&t, "Device", "/dev/sdb", err, sizeof(err));
+  dp_probe_conf_init(&p, "w");
+  assert_int_equal(
+      dp_probe_conf_set(&p, "Pattern", "randwrite", err, sizeof(err)), 0);
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, sizeof(err)), 0);
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "Target \"raw\""));
+  assert_non_null(strstr(err, "write probes only run inside a probe file"));
+
+  /* Duplicate probe names. */
+  dp_target_conf_init(&t, "data");
+  dp_probe_conf_init(&p, "x");
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, sizeof(err)), 0);
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, sizeof(err)), -EEXIST);
+  assert_non_null(strstr(err, "Probe \"x\" is defined twice"));
+
+  /* Probes longer than the interval. */
+  dp_target_conf_init(&t, "data");
+  dp_target_conf_set(&t, "Path", "/a", err, sizeof(err));
+  dp_target_conf_set(&t, "ProbeInterval", "2", err, sizeof(err));
+  dp_probe_conf_init(&p, "long");
+  dp_probe_conf_set(&p, "Duration", "3", err, sizeof(err));
+  dp_target_conf_add_probe(&t, &p, err, sizeof(err));
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "ProbeInterval"));
+
+  /* Block larger than half the probe file. */
+  dp_target_conf_init(&t, "data");
+  dp_target_conf_set(&t, "Path", "/a", err, sizeof(err));
+  dp_target_conf_set(&t, "FileSize", "1M", err, sizeof(err));
+  dp_probe_conf_init(&p, "big");
+  dp_probe_conf_set(&p, "BlockSize", "1M", err, sizeof(err));
+  dp_target_conf_add_probe(&t, &p, err, sizeof(err));
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "half the FileSize"));
+}
+
+static void test_names(void **state) {
+  (void)state;
+  assert_true(dp_conf_name_ok("randread-qd1"));
+  assert_true(dp_conf_name_ok("a_b.c"));
+  assert_false(dp_conf_name_ok(""));
+  assert_false(dp_conf_name_ok("a b"));
+  assert_false(dp_conf_name_ok("a/b"));
+  char longname[80];
+  memset(longname, 'a', sizeof(longname) - 1);
+  longname[79] = 0;
+  assert_false(dp_conf_name_ok(longname));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_defaults),
+      cmocka_unit_test(test_target_options),
+      cmocka_unit_test(test_bad_values),
+      cmocka_unit_test(test_unknown_keys),
+      cmocka_unit_test(test_block_checks),
+      cmocka_unit_test(test_names),
+  };
+  return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
+}
