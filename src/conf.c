@@ -140,7 +140,7 @@ int dp_probe_conf_set(dp_probe_conf_t *p, const char *key, const char *val,
     if (dp_pattern_parse(val, &p->pattern) < 0)
       return say(err, errlen, -EINVAL,
                  "Option \"Pattern\": value \"%s\" is invalid: allowed "
-                 "randread, seqread, randwrite, seqwrite",
+                 "randread, seqread, randwrite, seqwrite, syncwrite",
                  val);
     return 0;
   }

@@ -16,6 +16,7 @@
  *   Timeout        10 (s)                  0.01 .. 3600
  *   Probe options  default                 allowed
  *   Pattern        randread                randread seqread randwrite seqwrite
+ *                                          syncwrite
  *   BlockSize      8k                      512 .. 64M, a multiple of 512
  *   QueueDepth     1                       1 .. 256
  *   Duration       1 (s)                   0.01 .. 60

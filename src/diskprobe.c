@@ -24,7 +24,7 @@
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: diskprobe run [--pattern randread|seqread|randwrite|seqwrite]\n"
+      "usage: diskprobe run [--pattern randread|seqread|randwrite|seqwrite|syncwrite]\n"
       "                     [--block-size 8k] [--queue-depth N] "
       "[--duration 2s]\n"
       "                     [--ops N] [--timeout 10s] [--file-size 1g]\n"
@@ -115,7 +115,7 @@ static int cmd_run(int argc, char **argv) {
     case 'p':
       if (dp_pattern_parse(optarg, &job.pattern) < 0)
         return bad_arg("--pattern", optarg,
-                       "one of randread, seqread, randwrite, seqwrite");
+                       "one of randread, seqread, randwrite, seqwrite, syncwrite");
       break;
     case 'b':
       if (dp_parse_size(optarg, &v) < 0 || v < 512 || v > (64u << 20) ||

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <libaio.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -38,6 +39,7 @@ static const char *const pattern_names[DP_PATTERN_COUNT] = {
     [DP_PATTERN_SEQREAD] = "seqread",
     [DP_PATTERN_RANDWRITE] = "randwrite",
     [DP_PATTERN_SEQWRITE] = "seqwrite",
+    [DP_PATTERN_SYNCWRITE] = "syncwrite",
 };
 
 const char *dp_pattern_name(dp_pattern_t p) {
@@ -57,7 +59,8 @@ int dp_pattern_parse(const char *name, dp_pattern_t *out) {
 }
 
 int dp_pattern_writes(dp_pattern_t p) {
-  return p == DP_PATTERN_RANDWRITE || p == DP_PATTERN_SEQWRITE;
+  return p == DP_PATTERN_RANDWRITE || p == DP_PATTERN_SEQWRITE ||
+         p == DP_PATTERN_SYNCWRITE;
 }
 
 uint64_t dp_now_ns(void) {
@@ -212,6 +215,8 @@ static void prep_slot(dp_engine_t *e, run_t *r, size_t slot) {
     /* Fresh data each time: dedup or compression cannot short-cut it. */
     dp_fill_random(buf, j->block_size, &e->rng);
     io_prep_pwrite(cb, e->fd, buf, j->block_size, off);
+    if (j->pattern == DP_PATTERN_SYNCWRITE)
+      cb->aio_rw_flags = RWF_DSYNC;
   } else {
     io_prep_pread(cb, e->fd, buf, j->block_size, off);
   }

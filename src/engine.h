@@ -36,6 +36,10 @@ typedef enum {
   DP_PATTERN_SEQREAD,
   DP_PATTERN_RANDWRITE,
   DP_PATTERN_SEQWRITE,
+  /* Random writes each made durable before it completes (RWF_DSYNC on the
+   * iocb: the kernel adds FUA or a cache flush), so its latency is the
+   * flush latency a database commit sees. */
+  DP_PATTERN_SYNCWRITE,
   DP_PATTERN_COUNT
 } dp_pattern_t;
 
@@ -45,7 +49,7 @@ typedef enum {
 const char *dp_pattern_name(dp_pattern_t p);
 /* 0 and *out set, or -EINVAL for an unknown name. */
 int dp_pattern_parse(const char *name, dp_pattern_t *out);
-/* Nonzero for the write patterns. */
+/* Nonzero for the write patterns (randwrite, seqwrite, syncwrite). */
 int dp_pattern_writes(dp_pattern_t p);
 
 typedef struct {

@@ -48,7 +48,7 @@ probe() { printf '<Target "a">\n Path "%s/probe"\n FileSize "8M"\n <Probe "p">\n
 run_case "QueueDepth 0" 1 'Probe "p": Option "QueueDepth": value "0" is invalid: allowed integers 1 to 256' "$(probe 'QueueDepth 0')"
 run_case "QueueDepth 300" 1 'value "300" is invalid: allowed integers 1 to 256' "$(probe 'QueueDepth 300')"
 run_case "BlockSize 1000" 1 'Option "BlockSize": value "1000" is invalid: allowed 512 to 64M, a multiple of 512' "$(probe 'BlockSize "1000"')"
-run_case "Pattern randrw" 1 'Option "Pattern": value "randrw" is invalid: allowed randread, seqread, randwrite, seqwrite' "$(probe 'Pattern "randrw"')"
+run_case "Pattern randrw" 1 'Option "Pattern": value "randrw" is invalid: allowed randread, seqread, randwrite, seqwrite, syncwrite' "$(probe 'Pattern "randrw"')"
 run_case "Duration 0" 1 'Option "Duration": value "0" is invalid: allowed 0.01 to 60 seconds' "$(probe 'Duration 0')"
 run_case "unknown probe key" 1 'unknown option "Depth" in Probe "p"' "$(probe 'Depth 4')"
 run_case "unknown target key" 1 'Target "a": unknown option "Bogus" in Target' '<Target "a">

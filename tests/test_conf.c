@@ -4,13 +4,14 @@
  * operator reads in collectd's log, so the tests check that each names the
  * option, the value and what is allowed.
  */
-#include <cmocka.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "conf.h"
 

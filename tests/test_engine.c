@@ -7,15 +7,17 @@
  * path is covered by tests/loop_throttle.sh on a real loop device.
  */
 #define _GNU_SOURCE
-#include <cmocka.h>
 #include <errno.h>
 #include <libaio.h>
+#include <linux/fs.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+
+#include <cmocka.h>
 
 #include "engine.h"
 
@@ -323,6 +325,30 @@ static void test_write_pattern_fills_fresh_data(void **state) {
   assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
 }
 
+static void test_syncwrite_sets_dsync(void **state) {
+  dp_engine_t *e = *state;
+  fk.mode = HANG;
+  dp_job_t j = job(2, 10);
+  j.pattern = DP_PATTERN_SYNCWRITE;
+  j.timeout_ns = 10000000;
+  dp_result_t r;
+  assert_int_equal(dp_engine_run(e, &j, &r), 0);
+  assert_int_equal(fk.qn, 2);
+  for (unsigned i = 0; i < 2; i++) {
+    assert_int_equal(fk.q[i]->aio_lio_opcode, IO_CMD_PWRITE);
+    assert_int_equal(fk.q[i]->aio_rw_flags, RWF_DSYNC);
+  }
+  fk.mode = OK;
+  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+  /* and a plain randwrite does not ask for durability */
+  j.pattern = DP_PATTERN_RANDWRITE;
+  fk.mode = HANG;
+  assert_int_equal(dp_engine_run(e, &j, &r), 0);
+  assert_int_equal(fk.q[0]->aio_rw_flags, 0);
+  fk.mode = OK;
+  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+}
+
 static void test_invalid_jobs(void **state) {
   dp_engine_t *e = *state;
   dp_result_t r;
@@ -369,6 +395,7 @@ int main(void) {
       T(test_submit_error_ends_probe),
       T(test_stall_reported_and_fenced),
       T(test_write_pattern_fills_fresh_data),
+      T(test_syncwrite_sets_dsync),
       T(test_invalid_jobs),
   };
   return cmocka_run_group_tests_name("engine", tests, NULL, NULL);

@@ -2,7 +2,6 @@
  * test_hist.c - the latency histogram: bucket arithmetic, the documented
  * relative error bound over 1 us .. 60 s, quantiles, merge and reset.
  */
-#include <cmocka.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <cmocka.h>
 
 #include "hist.h"
 

@@ -9,7 +9,6 @@
  * Runs in $TMPDIR (default /var/tmp): it must support O_DIRECT.
  */
 #define _GNU_SOURCE
-#include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -24,6 +23,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "target.h"
 

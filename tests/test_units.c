@@ -1,11 +1,12 @@
 /* test_units.c - size and duration parsing shared by the CLI and plugin. */
-#include <cmocka.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "units.h"
 
