@@ -54,7 +54,8 @@ typedef struct {
   dp_probe_conf_t conf;
   dp_result_t last; /* hist pointer cleared: engine-owned */
   cdtime_t last_time;
-  int fresh; /* finished since the last read */
+  uint64_t interval_ns; /* the target's interval when it finished */
+  int fresh;            /* finished since the last read */
   uint64_t err_io_total, err_short_total, err_timeout_total;
 } diskprobe_probe_t;
 
@@ -68,6 +69,8 @@ typedef struct {
   diskprobe_probe_t probes[DP_PROBES_MAX];
   c_complain_t complaint;
   uint64_t next_due_ns;
+  uint64_t interval_ns; /* in force: ProbeInterval stretched by DutyCycle */
+  int stretched_logged;
   struct diskprobe_worker *w;
 } diskprobe_target_t;
 
@@ -87,6 +90,7 @@ typedef struct diskprobe_worker {
 } diskprobe_worker_t;
 
 typedef struct diskprobe_ctx {
+  dp_plugin_conf_t conf;
   diskprobe_target_t *targets;
   size_t ntargets;
   diskprobe_worker_t *workers;
@@ -230,21 +234,30 @@ static diskprobe_ctx_t *diskprobe_ctx_new(void) {
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&ctx->cond, &ca);
   pthread_condattr_destroy(&ca);
+  dp_plugin_conf_init(&ctx->conf);
   return ctx;
 }
 
 static int diskprobe_config(oconfig_item_t *ci) {
   if (diskprobe_ctx == NULL && (diskprobe_ctx = diskprobe_ctx_new()) == NULL)
     return -1;
+  char val[64], err[512];
   for (int i = 0; i < ci->children_num; i++) {
     const oconfig_item_t *c = ci->children + i;
     if (strcasecmp(c->key, "Target") == 0) {
       if (diskprobe_config_target(diskprobe_ctx, c) != 0)
         return -1;
-    } else {
-      ERROR(PLUGIN_NAME " plugin: unknown option \"%s\": allowed <Target> "
-                        "blocks.",
-            c->key);
+      continue;
+    }
+    if (c->children_num == 0 && c->values_num == 1 &&
+        c->values[0].type == OCONFIG_TYPE_BOOLEAN)
+      snprintf(val, sizeof(val), "%s",
+               c->values[0].value.boolean ? "true" : "false");
+    else if (diskprobe_value_string(c, val, sizeof(val)) != 0)
+      return -1;
+    if (dp_plugin_conf_set(&diskprobe_ctx->conf, c->key, val, err,
+                           sizeof(err)) != 0) {
+      ERROR(PLUGIN_NAME " plugin: %s", err);
       return -1;
     }
   }
@@ -332,10 +345,31 @@ static int diskprobe_target_open(diskprobe_target_t *t) {
   return 0;
 }
 
+/* After a round: the interval that keeps the disk within DutyCycle. */
+static void diskprobe_target_pace(diskprobe_ctx_t *ctx, diskprobe_target_t *t,
+                                  uint64_t busy_ns) {
+  uint64_t ivl = dp_duty_interval_ns(t->conf.interval_ns, busy_ns,
+                                     ctx->conf.duty_cycle_percent,
+                                     (unsigned)t->w->ntargets);
+  if (ivl > t->conf.interval_ns && !t->stretched_logged) {
+    NOTICE(PLUGIN_NAME " plugin: target \"%s\": a round keeps disk %s busy "
+                       "for %.2f s; DutyCycle %g%% stretches ProbeInterval "
+                       "from %.0f s to %.0f s.",
+           t->conf.name, t->w->disk_name, (double)busy_ns / 1e9,
+           ctx->conf.duty_cycle_percent, (double)t->conf.interval_ns / 1e9,
+           (double)ivl / 1e9);
+    t->stretched_logged = 1;
+  }
+  pthread_mutex_lock(&ctx->lock);
+  t->interval_ns = ivl;
+  pthread_mutex_unlock(&ctx->lock);
+}
+
 /* Runs every probe of a target once. Called without the lock. */
 static void diskprobe_target_run(diskprobe_ctx_t *ctx, diskprobe_target_t *t) {
   if (diskprobe_target_open(t) != 0)
     return;
+  uint64_t busy_ns = 0;
   for (size_t i = 0; i < t->conf.nprobes; i++) {
     if (ctx->stop)
       return;
@@ -362,10 +396,12 @@ static void diskprobe_target_run(diskprobe_ctx_t *ctx, diskprobe_target_t *t) {
     }
     if (ctx->stop)
       return; /* a probe cut short by shutdown is not a measurement */
+    busy_ns += (uint64_t)(r.wall_s * 1e9);
     r.hist = NULL;
     pthread_mutex_lock(&ctx->lock);
     ps->last = r;
     ps->last_time = cdtime();
+    ps->interval_ns = t->interval_ns;
     ps->fresh = 1;
     ps->err_io_total += r.err_io;
     ps->err_short_total += r.err_short;
@@ -400,6 +436,7 @@ static void diskprobe_target_run(diskprobe_ctx_t *ctx, diskprobe_target_t *t) {
       return;
     }
   }
+  diskprobe_target_pace(ctx, t, busy_ns);
 }
 
 /* While stalled: reap for up to a second; on full drain, clear the stall. */
@@ -454,7 +491,7 @@ static void *diskprobe_worker_main(void *arg) {
     diskprobe_target_run(ctx, next);
     pthread_mutex_lock(&ctx->lock);
     /* Keep the cadence; a round that overran starts the next at once. */
-    next->next_due_ns += next->conf.interval_ns;
+    next->next_due_ns += next->interval_ns;
     now = diskprobe_now_ns();
     if (next->next_due_ns < now)
       next->next_due_ns = now;
@@ -547,8 +584,11 @@ static int diskprobe_init(void) {
       w->max_timeout_ns = t->conf.timeout_ns;
     /* Splay: the first round starts at a random point of the interval, so
      * hosts started together do not probe shared storage in lockstep. */
-    t->next_due_ns = now + (uint64_t)((double)rand_r(&seed) / RAND_MAX *
-                                      (double)t->conf.interval_ns);
+    t->interval_ns = t->conf.interval_ns;
+    t->next_due_ns = now;
+    if (ctx->conf.splay)
+      t->next_due_ns += (uint64_t)((double)rand_r(&seed) / RAND_MAX *
+                                   (double)t->conf.interval_ns);
   }
   ctx->scratch = calloc(nprobes ? nprobes : 1, sizeof(*ctx->scratch));
   if (ctx->scratch == NULL)
@@ -590,7 +630,7 @@ static void diskprobe_submit(const char *instance, const char *type,
 static void diskprobe_submit_probe(const diskprobe_target_t *t,
                                    const diskprobe_probe_t *p) {
   const dp_result_t *r = &p->last;
-  cdtime_t ivl = diskprobe_ns_to_cdtime(t->conf.interval_ns);
+  cdtime_t ivl = diskprobe_ns_to_cdtime(p->interval_ns);
   const char *in = t->conf.name, *pn = p->conf.name;
   int measured = r->ops > 0;
   value_t v[7];
@@ -624,8 +664,9 @@ static int diskprobe_read(user_data_t *ud) {
     diskprobe_target_t *t = &ctx->targets[i];
     size_t nfresh = 0;
     int stalled;
-    double stall_s = 0;
+    double stall_s = 0, interval_s;
     pthread_mutex_lock(&ctx->lock);
+    interval_s = (double)t->interval_ns / 1e9;
     for (size_t k = 0; k < t->conf.nprobes; k++)
       if (t->probes[k].fresh) {
         ctx->scratch[nfresh++] = t->probes[k];
@@ -643,7 +684,7 @@ static int diskprobe_read(user_data_t *ud) {
     diskprobe_submit(t->conf.name, "stalled", "stalled", &v, 1, now, ivl);
     v.gauge = stall_s;
     diskprobe_submit(t->conf.name, "duration", "stalled", &v, 1, now, ivl);
-    v.gauge = (double)t->conf.interval_ns / 1e9;
+    v.gauge = interval_s;
     diskprobe_submit(t->conf.name, "duration", "interval", &v, 1, now, ivl);
   }
   return 0;
@@ -662,6 +703,7 @@ static int diskprobe_shutdown(void) {
   pthread_mutex_unlock(&ctx->lock);
 
   int leaked = 0;
+  uint64_t t0 = diskprobe_now_ns();
   for (size_t k = 0; k < ctx->nworkers; k++) {
     diskprobe_worker_t *w = &ctx->workers[k];
     if (!w->started)
@@ -679,6 +721,9 @@ static int diskprobe_shutdown(void) {
     }
     w->started = 0;
   }
+  INFO(PLUGIN_NAME " plugin: shut down in %.1f s%s.",
+       (double)(diskprobe_now_ns() - t0) / 1e9,
+       leaked ? ", leaving a worker stuck on a hung disk" : "");
   if (leaked)
     return 0; /* memory stays: a stuck worker and the kernel still use it */
 

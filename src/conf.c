@@ -193,8 +193,8 @@ void dp_target_conf_default_probes(dp_target_conf_t *t) {
     uint32_t bs, qd;
     uint64_t dur_ms;
   } defs[] = {{"randread-qd1", DP_PATTERN_RANDREAD, 8192, 1, 500},
-              {"randread-qd32", DP_PATTERN_RANDREAD, 8192, 32, 1000},
-              {"seqread", DP_PATTERN_SEQREAD, 1u << 20, 4, 1000}};
+              {"randread-qd32", DP_PATTERN_RANDREAD, 8192, 32, 250},
+              {"seqread", DP_PATTERN_SEQREAD, 1u << 20, 4, 250}};
   t->nprobes = 0;
   for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
     dp_probe_conf_t *p = &t->probes[t->nprobes++];
@@ -240,4 +240,50 @@ int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {
                "%.2f s: lengthen ProbeInterval or shorten Duration",
                t->name, (double)total_ns / 1e9, (double)t->interval_ns / 1e9);
   return 0;
+}
+
+void dp_plugin_conf_init(dp_plugin_conf_t *c) {
+  c->duty_cycle_percent = 2.0;
+  c->splay = 1;
+}
+
+int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
+                       char *err, size_t errlen) {
+  if (strcasecmp(key, "DutyCycle") == 0) {
+    char *end;
+    double v = strtod(val, &end);
+    if (end == val || *end || !(v >= 0.01 && v <= 100))
+      return say(err, errlen, -EINVAL,
+                 "Option \"DutyCycle\": value \"%s\" is invalid: allowed "
+                 "0.01 to 100 (percent of wall time)",
+                 val);
+    c->duty_cycle_percent = v;
+    return 0;
+  }
+  if (strcasecmp(key, "Splay") == 0) {
+    if (strcasecmp(val, "true") == 0)
+      c->splay = 1;
+    else if (strcasecmp(val, "false") == 0)
+      c->splay = 0;
+    else
+      return say(err, errlen, -EINVAL,
+                 "Option \"Splay\": value \"%s\" is invalid: allowed true "
+                 "or false",
+                 val);
+    return 0;
+  }
+  return say(err, errlen, -ENOENT,
+             "unknown option \"%s\": allowed DutyCycle, Splay and <Target> "
+             "blocks",
+             key);
+}
+
+uint64_t dp_duty_interval_ns(uint64_t configured_ns, uint64_t busy_ns,
+                             double duty_percent, unsigned sharing) {
+  if (duty_percent <= 0 || sharing == 0)
+    return configured_ns;
+  double need = (double)busy_ns * sharing * 100.0 / duty_percent;
+  if (need > 86400e9 * 30)
+    need = 86400e9 * 30;
+  return need > (double)configured_ns ? (uint64_t)need : configured_ns;
 }

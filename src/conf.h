@@ -75,14 +75,42 @@ int dp_target_conf_add_probe(dp_target_conf_t *t, const dp_probe_conf_t *p,
                              char *err, size_t errlen);
 
 /* The default probe set for a target without Probe blocks:
- * randread-qd1 (8k, QD1, 0.5 s), randread-qd32 (8k, QD32, 1 s),
- * seqread (1M, QD4, 1 s). */
+ * randread-qd1 (8k, QD1, 0.5 s), randread-qd32 (8k, QD32, 0.25 s),
+ * seqread (1M, QD4, 0.25 s): about 1 s of a 60 s interval, within the
+ * default 2 % duty cycle. */
 void dp_target_conf_default_probes(dp_target_conf_t *t);
 
 /* Whole-block checks after all options are set: a name, exactly one of
  * Path/Device, no write probe on a Device, probe time within the interval.
  * Fills in the default probes when there are none. 0 or -EINVAL + err. */
 int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen);
+
+/*
+ * Plugin-wide options (outside any Target):
+ *   DutyCycle  2 (%)   0.01 .. 100  share of wall time probes may keep one
+ *                                   disk busy; longer rounds stretch the
+ *                                   interval (see dp_duty_interval_ns)
+ *   Splay      true    true/false   start each target's first round at a
+ *                                   random point of its interval
+ */
+typedef struct {
+  double duty_cycle_percent;
+  int splay;
+} dp_plugin_conf_t;
+
+void dp_plugin_conf_init(dp_plugin_conf_t *c);
+int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
+                       char *err, size_t errlen);
+
+/*
+ * The interval that keeps a disk within its duty-cycle budget: each of the
+ * `sharing` targets on one disk gets an equal share of `duty_percent`, so a
+ * round that kept the disk busy for busy_ns needs an interval of at least
+ * busy_ns * sharing * 100 / duty_percent. Returns that or configured_ns,
+ * whichever is longer.
+ */
+uint64_t dp_duty_interval_ns(uint64_t configured_ns, uint64_t busy_ns,
+                             double duty_percent, unsigned sharing);
 
 /* Checks a name: 1..DP_NAME_MAX-1 chars of [A-Za-z0-9_.-]. */
 int dp_conf_name_ok(const char *name);

@@ -84,6 +84,16 @@ in_cgroup() {
   bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
 }
 
+# spawn_in_cgroup CGROUP CMD...: starts CMD in the background inside
+# CGROUP; its pid (CMD itself, not a wrapper shell) is in $SPAWNED.
+spawn_in_cgroup() {
+  local cg=$1
+  shift
+  (echo "$BASHPID" >"$cg/cgroup.procs" && exec "$@") &
+  SPAWNED=$!
+  _pids+=("$SPAWNED")
+}
+
 # json_get FILE EXPR: evaluates a python expression over the JSON object d.
 json_get() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 

@@ -185,6 +185,38 @@ static void test_names(void **state) {
   assert_false(dp_conf_name_ok(longname));
 }
 
+static void test_plugin_options_and_duty(void **state) {
+  (void)state;
+  dp_plugin_conf_t c;
+  dp_plugin_conf_init(&c);
+  assert_true(c.duty_cycle_percent == 2.0);
+  assert_int_equal(c.splay, 1);
+  assert_int_equal(dp_plugin_conf_set(&c, "dutycycle", "5", err, sizeof(err)),
+                   0);
+  assert_true(c.duty_cycle_percent == 5.0);
+  assert_int_equal(dp_plugin_conf_set(&c, "Splay", "false", err, sizeof(err)),
+                   0);
+  assert_int_equal(c.splay, 0);
+  assert_int_equal(dp_plugin_conf_set(&c, "DutyCycle", "0", err, sizeof(err)),
+                   -EINVAL);
+  assert_non_null(strstr(
+      err, "\"DutyCycle\": value \"0\" is invalid: allowed 0.01 to 100"));
+  assert_int_equal(dp_plugin_conf_set(&c, "Splay", "maybe", err, sizeof(err)),
+                   -EINVAL);
+  assert_int_equal(dp_plugin_conf_set(&c, "Duty", "1", err, sizeof(err)),
+                   -ENOENT);
+
+  const uint64_t s = 1000000000ull;
+  /* within budget: the configured interval stands */
+  assert_int_equal(dp_duty_interval_ns(60 * s, s, 2.0, 1), 60 * s);
+  /* 2 s busy at 2 %: at least 100 s */
+  assert_int_equal(dp_duty_interval_ns(60 * s, 2 * s, 2.0, 1), 100 * s);
+  /* two targets share the disk's budget: 200 s each */
+  assert_int_equal(dp_duty_interval_ns(60 * s, 2 * s, 2.0, 2), 200 * s);
+  /* 100 % means no stretching below busy time itself */
+  assert_int_equal(dp_duty_interval_ns(s, 3 * s, 100.0, 1), 3 * s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
@@ -193,6 +225,7 @@ int main(void) {
       cmocka_unit_test(test_unknown_keys),
       cmocka_unit_test(test_block_checks),
       cmocka_unit_test(test_names),
+      cmocka_unit_test(test_plugin_options_and_duty),
   };
   return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
 }
