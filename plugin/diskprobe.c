@@ -50,14 +50,28 @@
 #define PLUGIN_NAME "diskprobe"
 #define NS_PER_S 1000000000ull
 
+/* Results wait here for the read callback; it runs at least as often as
+ * the shortest probe interval, so the queue only absorbs jitter. */
+#define DISKPROBE_QUEUE 4
+
+typedef struct {
+  dp_result_t r; /* hist pointer cleared: engine-owned */
+  cdtime_t time;
+  uint64_t interval_ns; /* the target's interval when it finished */
+  uint64_t err_io_total, err_short_total, err_timeout_total;
+} diskprobe_sample_t;
+
 typedef struct {
   dp_probe_conf_t conf;
-  dp_result_t last; /* hist pointer cleared: engine-owned */
-  cdtime_t last_time;
-  uint64_t interval_ns; /* the target's interval when it finished */
-  int fresh;            /* finished since the last read */
   uint64_t err_io_total, err_short_total, err_timeout_total;
+  diskprobe_sample_t queue[DISKPROBE_QUEUE]; /* oldest first from qhead */
+  unsigned qhead, qlen;
 } diskprobe_probe_t;
+
+typedef struct {
+  const diskprobe_probe_t *probe;
+  diskprobe_sample_t s;
+} diskprobe_pending_t;
 
 struct diskprobe_worker;
 
@@ -100,7 +114,8 @@ typedef struct diskprobe_ctx {
   int shutdown;
   volatile int stop; /* read by running probes */
   /* read-callback scratch, sized at init: no allocation per read */
-  diskprobe_probe_t *scratch;
+  diskprobe_pending_t *scratch;
+  uint64_t read_interval_ns;
 } diskprobe_ctx_t;
 
 /* collectd's config, init and shutdown callbacks take no user data. */
@@ -399,13 +414,21 @@ static void diskprobe_target_run(diskprobe_ctx_t *ctx, diskprobe_target_t *t) {
     busy_ns += (uint64_t)(r.wall_s * 1e9);
     r.hist = NULL;
     pthread_mutex_lock(&ctx->lock);
-    ps->last = r;
-    ps->last_time = cdtime();
-    ps->interval_ns = t->interval_ns;
-    ps->fresh = 1;
     ps->err_io_total += r.err_io;
     ps->err_short_total += r.err_short;
     ps->err_timeout_total += r.err_timeout;
+    if (ps->qlen == DISKPROBE_QUEUE) { /* reads fell behind: drop oldest */
+      ps->qhead = (ps->qhead + 1) % DISKPROBE_QUEUE;
+      ps->qlen--;
+    }
+    diskprobe_sample_t *q =
+        &ps->queue[(ps->qhead + ps->qlen++) % DISKPROBE_QUEUE];
+    q->r = r;
+    q->time = cdtime();
+    q->interval_ns = t->interval_ns;
+    q->err_io_total = ps->err_io_total;
+    q->err_short_total = ps->err_short_total;
+    q->err_timeout_total = ps->err_timeout_total;
     if (r.stalled) {
       t->w->stalled = 1;
       t->w->stall_since_ns = diskprobe_now_ns() - t->conf.timeout_ns;
@@ -553,6 +576,7 @@ static int diskprobe_init(void) {
     }
 
   size_t nprobes = 0;
+  ctx->read_interval_ns = CDTIME_T_TO_NS(plugin_get_interval());
   ctx->workers = calloc(ctx->ntargets, sizeof(*ctx->workers));
   if (ctx->workers == NULL)
     return -1;
@@ -561,6 +585,8 @@ static int diskprobe_init(void) {
   for (size_t i = 0; i < ctx->ntargets; i++) {
     diskprobe_target_t *t = &ctx->targets[i];
     nprobes += t->conf.nprobes;
+    if (t->conf.interval_ns < ctx->read_interval_ns)
+      ctx->read_interval_ns = t->conf.interval_ns;
     char name[64];
     dev_t disk = diskprobe_target_disk(t, name, sizeof(name));
     diskprobe_worker_t *w = NULL;
@@ -590,7 +616,7 @@ static int diskprobe_init(void) {
       t->next_due_ns += (uint64_t)((double)rand_r(&seed) / RAND_MAX *
                                    (double)t->conf.interval_ns);
   }
-  ctx->scratch = calloc(nprobes ? nprobes : 1, sizeof(*ctx->scratch));
+  ctx->scratch = calloc(nprobes * DISKPROBE_QUEUE, sizeof(*ctx->scratch));
   if (ctx->scratch == NULL)
     return -1;
   for (size_t k = 0; k < ctx->nworkers; k++) {
@@ -628,31 +654,31 @@ static void diskprobe_submit(const char *instance, const char *type,
 }
 
 static void diskprobe_submit_probe(const diskprobe_target_t *t,
-                                   const diskprobe_probe_t *p) {
-  const dp_result_t *r = &p->last;
-  cdtime_t ivl = diskprobe_ns_to_cdtime(p->interval_ns);
-  const char *in = t->conf.name, *pn = p->conf.name;
+                                   const diskprobe_pending_t *p) {
+  const dp_result_t *r = &p->s.r;
+  cdtime_t ivl = diskprobe_ns_to_cdtime(p->s.interval_ns), tm = p->s.time;
+  const char *in = t->conf.name, *pn = p->probe->conf.name;
   int measured = r->ops > 0;
   value_t v[7];
 
   v[0].gauge = r->iops;
-  diskprobe_submit(in, "operations_per_second", pn, v, 1, p->last_time, ivl);
+  diskprobe_submit(in, "operations_per_second", pn, v, 1, tm, ivl);
   v[0].gauge = r->bytes_per_s;
-  diskprobe_submit(in, "bytes_per_second", pn, v, 1, p->last_time, ivl);
+  diskprobe_submit(in, "bytes_per_second", pn, v, 1, tm, ivl);
   /* No completed I/O: latency is unknown, not zero. */
   double lat[7] = {r->lat_min_s, r->lat_mean_s, r->lat_p50_s, r->lat_p90_s,
                    r->lat_p99_s, r->lat_p999_s, r->lat_max_s};
   for (int i = 0; i < 7; i++)
     v[i].gauge = measured ? lat[i] : NAN;
-  diskprobe_submit(in, "probe_latency", pn, v, 7, p->last_time, ivl);
+  diskprobe_submit(in, "probe_latency", pn, v, 7, tm, ivl);
   v[0].gauge = measured ? r->achieved_qd : NAN;
-  diskprobe_submit(in, "queue_length", pn, v, 1, p->last_time, ivl);
-  v[0].derive = (derive_t)p->err_io_total;
-  v[1].derive = (derive_t)p->err_short_total;
-  v[2].derive = (derive_t)p->err_timeout_total;
-  diskprobe_submit(in, "probe_errors", pn, v, 3, p->last_time, ivl);
+  diskprobe_submit(in, "queue_length", pn, v, 1, tm, ivl);
+  v[0].derive = (derive_t)p->s.err_io_total;
+  v[1].derive = (derive_t)p->s.err_short_total;
+  v[2].derive = (derive_t)p->s.err_timeout_total;
+  diskprobe_submit(in, "probe_errors", pn, v, 3, tm, ivl);
   v[0].gauge = r->wall_s;
-  diskprobe_submit(in, "duration", pn, v, 1, p->last_time, ivl);
+  diskprobe_submit(in, "duration", pn, v, 1, tm, ivl);
 }
 
 static int diskprobe_read(user_data_t *ud) {
@@ -667,11 +693,14 @@ static int diskprobe_read(user_data_t *ud) {
     double stall_s = 0, interval_s;
     pthread_mutex_lock(&ctx->lock);
     interval_s = (double)t->interval_ns / 1e9;
-    for (size_t k = 0; k < t->conf.nprobes; k++)
-      if (t->probes[k].fresh) {
-        ctx->scratch[nfresh++] = t->probes[k];
-        t->probes[k].fresh = 0;
+    for (size_t k = 0; k < t->conf.nprobes; k++) {
+      diskprobe_probe_t *ps = &t->probes[k];
+      for (; ps->qlen > 0; ps->qlen--) {
+        ctx->scratch[nfresh].probe = ps;
+        ctx->scratch[nfresh++].s = ps->queue[ps->qhead];
+        ps->qhead = (ps->qhead + 1) % DISKPROBE_QUEUE;
       }
+    }
     stalled = t->w->stalled && t->w->stalled_target == t;
     if (stalled)
       stall_s = (double)(mono - t->w->stall_since_ns) / 1e9;
@@ -750,8 +779,11 @@ static int diskprobe_init_read(void) {
   int rc = diskprobe_init();
   if (rc != 0 || diskprobe_ctx == NULL || diskprobe_ctx->ntargets == 0)
     return rc;
+  /* Read at least as often as the shortest ProbeInterval so results do
+   * not wait (collectd's Interval if that is shorter). */
   return plugin_register_complex_read(
-      NULL, PLUGIN_NAME, diskprobe_read, 0,
+      NULL, PLUGIN_NAME, diskprobe_read,
+      NS_TO_CDTIME_T(diskprobe_ctx->read_interval_ns),
       &(user_data_t){.data = diskprobe_ctx, .free_func = NULL});
 }
 

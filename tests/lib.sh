@@ -23,7 +23,7 @@ cleanup() {
       rmdir "$p" 2>/dev/null
     fi
   done
-  for p in "${_dirs[@]}"; do rm -rf "$p"; done
+  [ -n "${KEEP_TMP:-}" ] || for p in "${_dirs[@]}"; do rm -rf "$p"; done
   return 0
 }
 trap cleanup EXIT
