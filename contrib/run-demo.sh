@@ -60,6 +60,9 @@ LoadPlugin rrdtool
 $prom
 LoadPlugin diskprobe
 <Plugin diskprobe>
+  # The demo probes every $INTERVAL s to fill graphs quickly; a fleet keeps
+  # the defaults (ProbeInterval 60, DutyCycle 2).
+  DutyCycle 25
   <Target "local">
     Path "$STATE/probe"
     FileSize "$FILE_SIZE"

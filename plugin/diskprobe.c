@@ -35,6 +35,7 @@
 #include "collectd/core/utils/common/common.h"
 
 #include "conf.h"
+#include "diskstats.h"
 #include "engine.h"
 #include "target.h"
 
@@ -96,6 +97,9 @@ typedef struct diskprobe_worker {
   diskprobe_target_t **targets;
   size_t ntargets;
   uint64_t max_timeout_ns;
+  dp_io_counter_t issued; /* completions of this worker's probes, live */
+  uint64_t share_ios0, share_bytes0; /* counter values at the last read */
+  int saturated; /* read thread only: util >= threshold, mostly not ours */
   /* stall state, guarded by ctx->lock */
   int stalled;
   uint64_t stall_since_ns;
@@ -116,10 +120,24 @@ typedef struct diskprobe_ctx {
   /* read-callback scratch, sized at init: no allocation per read */
   diskprobe_pending_t *scratch;
   uint64_t read_interval_ns;
+  /* the device view from /proc/diskstats (read thread only) */
+  char **dev_patterns; /* configured DeviceStats globs, then workers' disks */
+  size_t ndev_patterns, nconf_patterns;
+  dp_diskstats_tracker_t tracker;
+  dp_diskstats_slot_t *slots;
+  dp_diskstats_metrics_t *metrics;
+  char *dsbuf;
+  size_t dsbuf_cap;
+  c_complain_t ds_complaint;
 } diskprobe_ctx_t;
 
 /* collectd's config, init and shutdown callbacks take no user data. */
 static diskprobe_ctx_t *diskprobe_ctx;
+
+static int diskprobe_devstats_init(diskprobe_ctx_t *ctx);
+static void diskprobe_submit(const char *instance, const char *type,
+                             const char *type_instance, value_t *values,
+                             size_t n, cdtime_t time, cdtime_t interval);
 
 static uint64_t diskprobe_now_ns(void) { return dp_now_ns(); }
 
@@ -239,6 +257,48 @@ static int diskprobe_config_target(diskprobe_ctx_t *ctx,
   return 0;
 }
 
+static int diskprobe_add_pattern(diskprobe_ctx_t *ctx, const char *pat) {
+  for (size_t i = 0; i < ctx->ndev_patterns; i++)
+    if (strcmp(ctx->dev_patterns[i], pat) == 0)
+      return 0;
+  char **np = realloc(ctx->dev_patterns,
+                      (ctx->ndev_patterns + 1) * sizeof(*ctx->dev_patterns));
+  if (np == NULL)
+    return -1;
+  ctx->dev_patterns = np;
+  if ((np[ctx->ndev_patterns] = strdup(pat)) == NULL)
+    return -1;
+  ctx->ndev_patterns++;
+  return 0;
+}
+
+/* DeviceStats "sd*" "nvme*n1" ...: more devices for the iostat view. */
+static int diskprobe_config_devstats(diskprobe_ctx_t *ctx,
+                                     const oconfig_item_t *ci) {
+  if (ci->values_num < 1 || ci->children_num > 0) {
+    ERROR(PLUGIN_NAME " plugin: Option \"DeviceStats\" needs one or more "
+                      "device name globs, e.g. DeviceStats \"sd*\" "
+                      "\"nvme*n1\".");
+    return -1;
+  }
+  for (int i = 0; i < ci->values_num; i++) {
+    const oconfig_value_t *v = &ci->values[i];
+    if (v->type != OCONFIG_TYPE_STRING || v->value.string[0] == '\0' ||
+        strlen(v->value.string) >= DP_DISKSTATS_NAME_MAX ||
+        strchr(v->value.string, '/') != NULL) {
+      ERROR(PLUGIN_NAME " plugin: Option \"DeviceStats\": value %d is "
+                        "invalid: allowed kernel device names or globs "
+                        "(\"sda\", \"nvme*n1\"), not paths.",
+            i + 1);
+      return -1;
+    }
+    if (diskprobe_add_pattern(ctx, v->value.string) != 0)
+      return -1;
+  }
+  ctx->nconf_patterns = ctx->ndev_patterns;
+  return 0;
+}
+
 static diskprobe_ctx_t *diskprobe_ctx_new(void) {
   diskprobe_ctx_t *ctx = calloc(1, sizeof(*ctx));
   if (ctx == NULL)
@@ -250,6 +310,7 @@ static diskprobe_ctx_t *diskprobe_ctx_new(void) {
   pthread_cond_init(&ctx->cond, &ca);
   pthread_condattr_destroy(&ca);
   dp_plugin_conf_init(&ctx->conf);
+  C_COMPLAIN_INIT(&ctx->ds_complaint);
   return ctx;
 }
 
@@ -261,6 +322,11 @@ static int diskprobe_config(oconfig_item_t *ci) {
     const oconfig_item_t *c = ci->children + i;
     if (strcasecmp(c->key, "Target") == 0) {
       if (diskprobe_config_target(diskprobe_ctx, c) != 0)
+        return -1;
+      continue;
+    }
+    if (strcasecmp(c->key, "DeviceStats") == 0) {
+      if (diskprobe_config_devstats(diskprobe_ctx, c) != 0)
         return -1;
       continue;
     }
@@ -399,7 +465,8 @@ static void diskprobe_target_run(diskprobe_ctx_t *ctx, diskprobe_target_t *t) {
                     .region_offset = t->t.data_offset,
                     .region_bytes =
                         t->t.data_bytes - t->t.data_bytes % p->block_size,
-                    .stop = &ctx->stop};
+                    .stop = &ctx->stop,
+                    .counter = &t->w->issued};
     dp_result_t r;
     int rc = dp_engine_run(t->engine, &job, &r);
     if (rc < 0 && r.ops == 0 && !r.stalled) {
@@ -565,7 +632,8 @@ static int diskprobe_init(void) {
     return 0;
   }
   static const char *const types[] = {"probe_latency", "probe_errors",
-                                      "bytes_per_second", "stalled"};
+                                      "bytes_per_second", "stalled",
+                                      "saturated"};
   for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
     if (plugin_get_ds(types[i]) == NULL) {
       ERROR(PLUGIN_NAME " plugin: type \"%s\" is not known: add "
@@ -619,6 +687,8 @@ static int diskprobe_init(void) {
   ctx->scratch = calloc(nprobes * DISKPROBE_QUEUE, sizeof(*ctx->scratch));
   if (ctx->scratch == NULL)
     return -1;
+  if (diskprobe_devstats_init(ctx) != 0)
+    return -1;
   for (size_t k = 0; k < ctx->nworkers; k++) {
     diskprobe_worker_t *w = &ctx->workers[k];
     char tname[16];
@@ -634,6 +704,120 @@ static int diskprobe_init(void) {
          w->disk_name, w->ntargets);
   }
   return 0;
+}
+
+/* ---- the device view (/proc/diskstats) ---------------------------------- */
+
+#define DISKPROBE_DEVICES_MAX 1024
+/* A device busier than this, mostly with I/O that is not ours, is marked
+ * saturated: probes still run (their latency is what users see then, and
+ * DutyCycle bounds what they add) but the flag says why latency is high. */
+#define DISKPROBE_SATURATED_PERCENT 90.0
+
+static int diskprobe_devstats_init(diskprobe_ctx_t *ctx) {
+  for (size_t k = 0; k < ctx->nworkers; k++) {
+    const char *n = ctx->workers[k].disk_name;
+    /* "0:39" (no block device behind a tmpfs, btrfs...) has no stats */
+    if (n[0] && strchr(n, ':') == NULL && diskprobe_add_pattern(ctx, n) != 0)
+      return -1;
+  }
+  ctx->slots = calloc(DISKPROBE_DEVICES_MAX, sizeof(*ctx->slots));
+  ctx->metrics = calloc(DISKPROBE_DEVICES_MAX, sizeof(*ctx->metrics));
+  ctx->dsbuf_cap = 256 * 1024;
+  ctx->dsbuf = malloc(ctx->dsbuf_cap);
+  if (!ctx->slots || !ctx->metrics || !ctx->dsbuf)
+    return -1;
+  dp_diskstats_tracker_init(&ctx->tracker, ctx->slots, DISKPROBE_DEVICES_MAX);
+  dp_diskstats_tracker_filter(&ctx->tracker,
+                              (const char *const *)ctx->dev_patterns,
+                              ctx->ndev_patterns);
+  return 0;
+}
+
+static void diskprobe_submit_device(const dp_diskstats_metrics_t *m,
+                                    cdtime_t now, cdtime_t ivl) {
+  const char *in = m->name;
+  value_t v;
+#define DEV(type, ti, val)                                                     \
+  do {                                                                         \
+    v.gauge = (val);                                                           \
+    diskprobe_submit(in, type, ti, &v, 1, now, ivl);                           \
+  } while (0)
+  DEV("operations_per_second", "read", m->reads_per_s);
+  DEV("operations_per_second", "write", m->writes_per_s);
+  DEV("bytes_per_second", "read", m->read_bytes_per_s);
+  DEV("bytes_per_second", "write", m->write_bytes_per_s);
+  DEV("bytes", "avg_read_size", m->avg_read_size_bytes);
+  DEV("bytes", "avg_write_size", m->avg_write_size_bytes);
+  DEV("latency", "read_await", m->read_await_s);
+  DEV("latency", "write_await", m->write_await_s);
+  DEV("queue_length", "average", m->avg_queue_length);
+  DEV("percent", "utilization", m->util_percent);
+  DEV("pending_operations", "in_flight", (double)m->in_flight);
+  /* Probe I/O straddling a read boundary can make the raw share exceed
+   * 100 %; all of the device's I/O is the most it can be. */
+  DEV("percent", "probe_share",
+      m->probe_bytes_share > 1 ? 100.0 : 100.0 * m->probe_bytes_share);
+  if (m->flags & DP_DISKSTATS_HAVE_DISCARDS) {
+    DEV("operations_per_second", "discard", m->discards_per_s);
+    DEV("latency", "discard_await", m->discard_await_s);
+  }
+  if (m->flags & DP_DISKSTATS_HAVE_FLUSHES) {
+    DEV("operations_per_second", "flush", m->flushes_per_s);
+    DEV("latency", "flush_await", m->flush_await_s);
+  }
+#undef DEV
+}
+
+/* Reads /proc/diskstats once and dispatches the view of every watched
+ * device; sets each worker's saturated flag. Read thread only. */
+static void diskprobe_devstats_read(diskprobe_ctx_t *ctx, cdtime_t now,
+                                    cdtime_t ivl) {
+  if (ctx->ndev_patterns == 0)
+    return;
+  size_t len = 0;
+  int rc = dp_diskstats_read_file("/proc/diskstats", ctx->dsbuf, ctx->dsbuf_cap,
+                                  &len);
+  if (rc == -ENOBUFS) { /* a host with very many devices: grow once */
+    char *nb = realloc(ctx->dsbuf, ctx->dsbuf_cap * 4);
+    if (nb != NULL) {
+      ctx->dsbuf = nb;
+      ctx->dsbuf_cap *= 4;
+      rc = dp_diskstats_read_file("/proc/diskstats", ctx->dsbuf, ctx->dsbuf_cap,
+                                  &len);
+    }
+  }
+  if (rc < 0) {
+    c_complain(LOG_ERR, &ctx->ds_complaint,
+               PLUGIN_NAME " plugin: cannot read /proc/diskstats: %s",
+               strerror(-rc));
+    return;
+  }
+  c_release(LOG_INFO, &ctx->ds_complaint,
+            PLUGIN_NAME " plugin: /proc/diskstats readable again.");
+  int n = dp_diskstats_tracker_feed(&ctx->tracker, ctx->dsbuf, len,
+                                    diskprobe_now_ns(), ctx->metrics,
+                                    DISKPROBE_DEVICES_MAX);
+  for (int i = 0; i < n; i++) {
+    dp_diskstats_metrics_t *m = &ctx->metrics[i];
+    diskprobe_worker_t *w = NULL;
+    for (size_t k = 0; k < ctx->nworkers; k++)
+      if (strcmp(ctx->workers[k].disk_name, m->name) == 0)
+        w = &ctx->workers[k];
+    if (w != NULL) {
+      uint64_t ios = atomic_load_explicit(&w->issued.ios, memory_order_relaxed);
+      uint64_t bytes =
+          atomic_load_explicit(&w->issued.bytes, memory_order_relaxed);
+      dp_diskstats_probe_share(m, ios - w->share_ios0, bytes - w->share_bytes0);
+      w->share_ios0 = ios;
+      w->share_bytes0 = bytes;
+      w->saturated = m->util_percent >= DISKPROBE_SATURATED_PERCENT &&
+                     !(m->probe_bytes_share >= 0.5);
+    } else {
+      m->probe_bytes_share = 0;
+    }
+    diskprobe_submit_device(m, now, ivl);
+  }
 }
 
 /* ---- read: dispatch what the workers finished --------------------------- */
@@ -686,6 +870,8 @@ static int diskprobe_read(user_data_t *ud) {
   cdtime_t now = cdtime(), ivl = plugin_get_interval();
   uint64_t mono = diskprobe_now_ns();
 
+  diskprobe_devstats_read(ctx, now, ivl);
+
   for (size_t i = 0; i < ctx->ntargets; i++) {
     diskprobe_target_t *t = &ctx->targets[i];
     size_t nfresh = 0;
@@ -715,6 +901,8 @@ static int diskprobe_read(user_data_t *ud) {
     diskprobe_submit(t->conf.name, "duration", "stalled", &v, 1, now, ivl);
     v.gauge = interval_s;
     diskprobe_submit(t->conf.name, "duration", "interval", &v, 1, now, ivl);
+    v.gauge = t->w->saturated;
+    diskprobe_submit(t->conf.name, "saturated", "saturated", &v, 1, now, ivl);
   }
   return 0;
 }
@@ -768,6 +956,12 @@ static int diskprobe_shutdown(void) {
   free(ctx->workers);
   free(ctx->targets);
   free(ctx->scratch);
+  for (size_t i = 0; i < ctx->ndev_patterns; i++)
+    free(ctx->dev_patterns[i]);
+  free(ctx->dev_patterns);
+  free(ctx->slots);
+  free(ctx->metrics);
+  free(ctx->dsbuf);
   pthread_mutex_destroy(&ctx->lock);
   pthread_cond_destroy(&ctx->cond);
   free(ctx);

@@ -35,10 +35,8 @@ struct dp_engine {
 };
 
 static const char *const pattern_names[DP_PATTERN_COUNT] = {
-    [DP_PATTERN_RANDREAD] = "randread",
-    [DP_PATTERN_SEQREAD] = "seqread",
-    [DP_PATTERN_RANDWRITE] = "randwrite",
-    [DP_PATTERN_SEQWRITE] = "seqwrite",
+    [DP_PATTERN_RANDREAD] = "randread",   [DP_PATTERN_SEQREAD] = "seqread",
+    [DP_PATTERN_RANDWRITE] = "randwrite", [DP_PATTERN_SEQWRITE] = "seqwrite",
     [DP_PATTERN_SYNCWRITE] = "syncwrite",
 };
 
@@ -332,6 +330,12 @@ int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res) {
       e->outstanding--;
       uint64_t lat = now - e->submit_ns[slot];
       long got = (long)ev->res; /* res is unsigned; errors are -errno */
+      if (job->counter) {
+        atomic_fetch_add_explicit(&job->counter->ios, 1, memory_order_relaxed);
+        if (got > 0)
+          atomic_fetch_add_explicit(&job->counter->bytes, (uint64_t)got,
+                                    memory_order_relaxed);
+      }
       if (got < 0) {
         res->err_io++;
         if (!res->first_error)

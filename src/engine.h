@@ -28,6 +28,7 @@
 
 #include "hist.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,13 @@ int dp_pattern_parse(const char *name, dp_pattern_t *out);
 /* Nonzero for the write patterns (randwrite, seqwrite, syncwrite). */
 int dp_pattern_writes(dp_pattern_t p);
 
+/* Completed I/Os and bytes, counted live by running probes so another
+ * thread (the plugin's /proc/diskstats reader) can tell how much of a
+ * device's traffic was the probe's own. Relaxed atomics; never reset. */
+typedef struct {
+  _Atomic uint64_t ios, bytes;
+} dp_io_counter_t;
+
 typedef struct {
   dp_pattern_t pattern;
   uint32_t block_size;  /* bytes; a multiple of the engine's alignment */
@@ -67,6 +75,9 @@ typedef struct {
   /* If non-NULL and set (by another thread), the probe stops submitting and
    * returns after reaping what is in flight (or after timeout_ns). */
   const volatile int *stop;
+  /* If non-NULL, every completion (warm-up, drain and errors included) is
+   * added here as it happens. */
+  dp_io_counter_t *counter;
 } dp_job_t;
 
 typedef struct {

@@ -5,7 +5,9 @@
 # with rrdtool. For every probe, IOPS and p99 must exist, be finite and
 # positive, and p99 >= p50; the RRD step must equal the ProbeInterval (the
 # values carry the interval they are produced at). The graph generator of
-# the main job must turn the RRDs into PNGs and an index.html.
+# the main job must turn the RRDs into PNGs and an index.html. The device
+# view of the disk under the probe file (reads/s, await, queue length,
+# utilisation, in flight, probe share...) must be stored with finite values.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_collectd
@@ -19,6 +21,7 @@ collectd_dir "$d"
   cat <<CONF
 LoadPlugin diskprobe
 <Plugin diskprobe>
+  DutyCycle 100
   <Target "local">
     Path "$d/probe"
     FileSize "64M"
@@ -62,6 +65,23 @@ stalled=$(rrd_last "$rrd/stalled-stalled.rrd")
 python3 -c "import sys; sys.exit(0 if float('$stalled') == 0 else 1)" && pass "not stalled" || fail "stalled=$stalled on a healthy disk"
 grep -q "diskprobe plugin: worker for disk" "$d/collectd.log" || fail "no worker start line in the log"
 grep -E "diskprobe plugin.*(ERROR|error|failed)" "$d/collectd.log" && fail "errors in the log"
+
+# The device view (/proc/diskstats) of the disk under the probe file.
+devdir=$(ls -d "$d/rrd/diskprobe-test"/diskprobe-* | grep -v diskprobe-local | head -1)
+if [ -z "$devdir" ]; then
+  echo "no device view: the probe directory is not on a block device (tmpfs, overlay?)"
+else
+  dev=${devdir##*/diskprobe-}
+  for m in operations_per_second-read bytes_per_second-read latency-read_await queue_length-average \
+    percent-utilization pending_operations-in_flight percent-probe_share bytes-avg_read_size; do
+    f="$devdir/$m.rrd"
+    [ -f "$f" ] || { fail "device $dev: $m.rrd missing"; continue; }
+    # the newest finite value of the last minute (an idle interval is NaN)
+    v=$(rrdtool fetch "$f" AVERAGE -s -60s | grep -E '^[0-9]+: ' | grep -v nan | tail -1 | awk '{print $2}')
+    [ -n "$v" ] && python3 -c "import math,sys; v=float('$v'); sys.exit(0 if math.isfinite(v) and v >= 0 else 1)" &&
+      pass "device $dev: $m = $v" || fail "device $dev: $m has no finite value"
+  done
+fi
 
 # The main job's graph page.
 bash "$top_srcdir/contrib/rrd-graphs.sh" "$d/rrd" "$d/graphs" >"$d/graphs.out" 2>&1 || fail "rrd-graphs.sh failed: $(cat "$d/graphs.out")"

@@ -174,6 +174,14 @@ static void test_closed_loop_keeps_qd_in_flight(void **state) {
   assert_int_equal(dp_engine_outstanding(e), 0);
   assert_int_equal(r.err_io + r.err_short + r.err_timeout, 0);
   assert_int_equal(r.hist->count, 2000);
+  /* the live counter sees every completion, warm-up and drain included */
+  dp_io_counter_t c = {0};
+  j.counter = &c;
+  fk.completed = 0;
+  assert_int_equal(dp_engine_run(e, &j, &r), 0);
+  assert_int_equal(atomic_load(&c.ios), fk.completed);
+  assert_int_equal(atomic_load(&c.bytes), fk.completed * 8192);
+  assert_true(atomic_load(&c.ios) > 2000);
   assert_true(r.lat_p99_s >= r.lat_p50_s && r.lat_max_s >= r.lat_p99_s);
 }
 
