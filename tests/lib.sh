@@ -48,6 +48,7 @@ make_tmpdir() {
   local d
   d=$(mktemp -d /var/tmp/diskprobe-test.XXXXXX) || exit 1
   _dirs+=("$d")
+  [ -n "${KEEP_TMP:-}" ] && echo "keeping $d" >&2
   echo "$d"
 }
 
