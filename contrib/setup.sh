@@ -17,7 +17,8 @@ PKGS=(
   # run: collectd, its rrdtool and write_prometheus plugins' libraries
   collectd-core rrdtool libmicrohttpd12 libprotobuf-c1
   # tests and benchmarks
-  fio ioping sysstat prometheus e2fsprogs util-linux python3 fuse3 procps
+  fio ioping sysstat prometheus e2fsprogs util-linux python3 python3-fusepy
+  procps
   curl
 )
 

@@ -381,6 +381,8 @@ static int check_existing(dp_target_t *t, int fd, uint64_t size) {
                 (unsigned long)st.st_nlink);
   probe_header_t h;
   int rc = read_header(fd, &h);
+  if (rc < 0 && rc != -ENODATA) /* the disk failed, not the ownership test */
+    return fail(t, rc, "cannot read the probe file header: %s", strerror(-rc));
   if (rc < 0 || memcmp(h.magic, MAGIC, sizeof(MAGIC)) != 0)
     return fail(t, -EEXIST,
                 "existing file is not a diskprobe probe file: not touching it");
