@@ -1,0 +1,483 @@
+#!/bin/bash
+# tests/dashboards.sh - checks everything under dashboards/:
+#
+#  * promtool check rules dashboards/alerts.yml
+#  * promtool test rules dashboards/alerts_test.yml (every alert tested both
+#    ways: at least one case where it fires and one where it does not)
+#  * both dashboards parse as JSON and carry the Grafana dashboard model
+#    fields an import needs (uid, title, schemaVersion, __inputs, panels,
+#    templating.list), unique panel ids, every panel on ${DS_PROMETHEUS}
+#  * every PromQL expression of the dashboards (panel targets, variable
+#    queries, annotation queries) and of the Grafana alert provisioning,
+#    with template variables replaced by sample values, passes promtool's
+#    parser (written as recording rules into a temporary file)
+#  * every metric name used in dashboards, alert rules, their tests and the
+#    Grafana provisioning is in the catalogue below, with a type label value
+#    the catalogue allows
+#  * the Grafana provisioning YAML parses and points at existing dashboards
+#    and panels
+#
+# Needs python3; installs Debian's prometheus package for promtool when it
+# is missing (without starting the server). Exit 0 pass, 1 fail, 77 skip.
+# Run from anywhere; uses $top_srcdir if set (make check sets it).
+
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$here/..}
+dash=$top_srcdir/dashboards
+
+# The metric catalogue: metric name, then the type label values it is
+# exported with; "<probe>" stands for any probe name (PROBES below).
+# THIS MUST MATCH THE METRIC CATALOGUE IN THE TOP-LEVEL README.md.
+CATALOGUE='
+collectd_diskprobe_operations_per_second      <probe> read write discard flush
+collectd_diskprobe_bytes_per_second           <probe> read write
+collectd_diskprobe_probe_latency_min          <probe>
+collectd_diskprobe_probe_latency_mean         <probe>
+collectd_diskprobe_probe_latency_p50          <probe>
+collectd_diskprobe_probe_latency_p90          <probe>
+collectd_diskprobe_probe_latency_p99          <probe>
+collectd_diskprobe_probe_latency_p999         <probe>
+collectd_diskprobe_probe_latency_max          <probe>
+collectd_diskprobe_queue_length               <probe> average
+collectd_diskprobe_probe_errors_io_total      <probe>
+collectd_diskprobe_probe_errors_short_total   <probe>
+collectd_diskprobe_probe_errors_timeout_total <probe>
+collectd_diskprobe_duration_seconds           <probe> stalled interval
+collectd_diskprobe_stalled                    stalled
+collectd_diskprobe_saturated                  saturated
+collectd_diskprobe_latency                    read_await write_await discard_await flush_await
+collectd_diskprobe_percent                    utilization probe_share
+collectd_diskprobe_pending_operations         in_flight
+collectd_diskprobe_bytes                      avg_read_size avg_write_size
+'
+# Probe names (type label of per-probe metrics) the dashboards and rules may
+# name literally.
+PROBES='randread-qd1 randread-qd32 seqread seqwrite randwrite syncwrite'
+# Series that are not diskprobe's but may be used: Prometheus' own ALERTS,
+# and the threshold overrides an operator records (see alerts.yml).
+EXTRA_METRICS='ALERTS diskprobe:probe_latency_p99_threshold_override:seconds'
+
+pass=0
+fail=0
+ok() {
+	pass=$((pass + 1))
+	echo "PASS: $*"
+}
+nok() {
+	fail=$((fail + 1))
+	echo "FAIL: $*"
+}
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+tmp=$(mktemp -d) || exit 1
+policy_created=
+cleanup() {
+	[ -n "$policy_created" ] && rm -f /usr/sbin/policy-rc.d
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+[ -d "$dash" ] || skip "no dashboards directory at $dash"
+command -v python3 >/dev/null || skip "python3 not found"
+
+# promtool comes with Debian's prometheus package. Install it if needed, but
+# keep the package's postinst from starting the server: policy-rc.d makes
+# invoke-rc.d refuse, and any prometheus process that still appears during
+# the install is stopped by its pid.
+install_promtool() {
+	[ "$(id -u)" = 0 ] || return 1
+	command -v apt-get >/dev/null || return 1
+	local before after pid
+	before=$(pgrep -x prometheus | sort)
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d &&
+			chmod 0755 /usr/sbin/policy-rc.d && policy_created=1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y --no-install-recommends prometheus >"$tmp/apt.log" 2>&1 ||
+		{ apt-get update >>"$tmp/apt.log" 2>&1 &&
+			apt-get install -y --no-install-recommends prometheus >>"$tmp/apt.log" 2>&1; }
+	local rc=$?
+	if [ -n "$policy_created" ]; then
+		rm -f /usr/sbin/policy-rc.d
+		policy_created=
+	fi
+	after=$(pgrep -x prometheus | sort)
+	for pid in $after; do
+		if ! grep -qx "$pid" <<<"$before"; then
+			echo "stopping prometheus (pid $pid) started by the package install"
+			kill "$pid"
+		fi
+	done
+	[ $rc = 0 ] || tail -n 5 "$tmp/apt.log"
+	return $rc
+}
+
+if ! command -v promtool >/dev/null; then
+	echo "promtool not found, installing Debian's prometheus package"
+	install_promtool || skip "promtool is missing and apt-get install prometheus failed"
+	command -v promtool >/dev/null || skip "promtool still missing after installing prometheus"
+fi
+python3 -c 'import yaml' 2>/dev/null || skip "python3 yaml module missing (Debian: python3-yaml)"
+echo "using $(promtool --version 2>&1 | head -n 1)"
+
+# ---- 1. alert rules: syntax and unit tests --------------------------------
+if promtool check rules "$dash/alerts.yml" >"$tmp/check.log" 2>&1; then
+	ok "promtool check rules alerts.yml ($(grep -o '[0-9]* rules found' "$tmp/check.log"))"
+else
+	cat "$tmp/check.log"
+	nok "promtool check rules alerts.yml"
+fi
+
+if promtool test rules "$dash/alerts_test.yml" >"$tmp/test.log" 2>&1; then
+	ok "promtool test rules alerts_test.yml"
+else
+	cat "$tmp/test.log"
+	nok "promtool test rules alerts_test.yml"
+fi
+
+# ---- 2. JSON, model fields, expressions, metric names ----------------------
+# The python part prints PASS:/FAIL:/SKIP: lines and writes every
+# expression it found, variables substituted, as recording rules into
+# $tmp/exprs.yml for promtool.
+export CATALOGUE PROBES EXTRA_METRICS
+python3 - "$dash" "$tmp/exprs.yml" >"$tmp/py.log" 2>&1 <<'PYTHON'
+import json
+import os
+import re
+import sys
+
+import yaml
+
+dash, exprs_out = sys.argv[1], sys.argv[2]
+
+catalogue = {}
+for line in os.environ["CATALOGUE"].strip().splitlines():
+    name, *types = line.split()
+    catalogue[name] = set(types)
+probes = set(os.environ["PROBES"].split())
+extra = set(os.environ["EXTRA_METRICS"].split())
+LABELS = {"instance", "diskprobe", "type", "job", "alertname", "alertstate",
+          "severity", "scope", "kind"}
+
+# Sample values for the dashboards' template variables; custom variables
+# use their current value.
+SAMPLES = {"instance": "db1", "target": "data", "probe": "randread-qd1",
+           "device": "vda", "__interval": "2m", "__rate_interval": "4m",
+           "__range": "6h", "__interval_ms": "120000", "__range_s": "21600"}
+
+
+def report(good, what):
+    print(("PASS: " if good else "FAIL: ") + what)
+
+
+def strip_strings(expr):
+    return re.sub(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`', '""', expr)
+
+
+KEYWORDS = {"and", "or", "unless", "by", "without", "on", "ignoring",
+            "group_left", "group_right", "bool", "offset", "inf", "nan"}
+
+
+def metric_names(expr):
+    """Metric names a PromQL expression selects."""
+    e = strip_strings(expr)
+    e = re.sub(r"\{[^}]*\}", " ", e)           # label matchers
+    e = re.sub(r"\[[^\]]*\]", " ", e)          # ranges, subqueries
+    e = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)",
+               " ", e)                         # label lists
+    names = set()
+    for m in re.finditer(r"(?<![\w:.$])([A-Za-z_:][\w:]*)(\s*\()?", e):
+        word, call = m.group(1), m.group(2)
+        if call or word.lower() in KEYWORDS:
+            continue
+        names.add(word)
+    return names
+
+
+def selectors(expr):
+    """(metric, [(label, op, value)]) for every selector with matchers."""
+    out = []
+    for m in re.finditer(r'([A-Za-z_:][\w:]*)?\s*\{((?:[^}"]|"(?:[^"\\]|\\.)*")*)\}', expr):
+        matchers = re.findall(r'(\w+)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"', m.group(2))
+        out.append((m.group(1) or "", matchers))
+    return out
+
+
+catalogue_problems = []
+
+
+def check_expr(where, expr, allowed_extra=frozenset()):
+    """Metric names and label matchers of one expression against the catalogue."""
+    bad = catalogue_problems.append
+    if "__name__" in expr:
+        bad(f"{where}: selects by __name__, which the catalogue check cannot follow")
+    for name in metric_names(expr):
+        if name not in catalogue and name not in extra and name not in allowed_extra:
+            bad(f"{where}: metric {name} is not in the catalogue")
+    for metric, matchers in selectors(expr):
+        for label, op, value in matchers:
+            if label not in LABELS:
+                bad(f"{where}: unknown label {label} in {metric}{{...}}")
+            if label != "type" or metric not in catalogue or op not in ("=", "=~"):
+                continue
+            values = value.split("|") if op == "=~" else [value]
+            if op == "=~" and any(re.search(r"[.*+?()\[\]{}^$\\]", v) for v in values):
+                continue  # a real regex: cannot enumerate
+            allowed = catalogue[metric]
+            for v in values:
+                if v in allowed or ("<probe>" in allowed and v in probes):
+                    continue
+                bad(f"{where}: {metric} has no type=\"{v}\" "
+                    f"(catalogue: {' '.join(sorted(allowed))})")
+
+
+# ---- dashboards -----------------------------------------------------------
+def walk_panels(panels):
+    for p in panels:
+        yield p
+        yield from walk_panels(p.get("panels", []))
+
+
+exprs = []          # (where, expr) for promtool
+dash_uids = {}
+for fname in ("diskprobe-overview.json", "diskprobe-fleet.json"):
+    path = os.path.join(dash, fname)
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as e:
+        report(False, f"{fname}: valid JSON ({e})")
+        continue
+    report(True, f"{fname}: valid JSON")
+
+    problems = []
+    for key in ("uid", "title", "schemaVersion", "__inputs", "panels", "templating"):
+        if key not in d:
+            problems.append(f"missing {key}")
+    if not isinstance(d.get("schemaVersion"), int) or d.get("schemaVersion", 0) < 36:
+        problems.append(f"schemaVersion {d.get('schemaVersion')!r} (want >= 36)")
+    if len(d.get("uid", "")) > 40 or not re.fullmatch(r"[\w-]+", d.get("uid", "")):
+        problems.append(f"uid {d.get('uid')!r} not a short Grafana uid")
+    if d.get("id") is not None:
+        problems.append("id must be null in a shared dashboard")
+    inputs = {i.get("name"): i for i in d.get("__inputs", [])}
+    if inputs.get("DS_PROMETHEUS", {}).get("pluginId") != "prometheus":
+        problems.append("__inputs has no prometheus DS_PROMETHEUS")
+    variables = {v.get("name"): v for v in d.get("templating", {}).get("list", [])}
+    if variables.get("DS_PROMETHEUS", {}).get("type") != "datasource":
+        problems.append("no DS_PROMETHEUS datasource variable (needed when provisioned from a file)")
+    panels = list(walk_panels(d.get("panels", [])))
+    ids = [p.get("id") for p in panels]
+    if len(ids) != len(set(ids)) or None in ids:
+        problems.append(f"panel ids not unique: {ids}")
+    for p in panels:
+        gp = p.get("gridPos", {})
+        if not all(k in gp for k in "hwxy") or gp["x"] + gp["w"] > 24:
+            problems.append(f"panel {p.get('id')} bad gridPos {gp}")
+        if p.get("type") in ("row", "text"):
+            continue
+        if p.get("datasource", {}).get("uid") != "${DS_PROMETHEUS}":
+            problems.append(f"panel {p.get('id')} datasource is not ${{DS_PROMETHEUS}}")
+        if not p.get("targets"):
+            problems.append(f"panel {p.get('id')} has no targets")
+        for t in p.get("targets", []):
+            if t.get("datasource", {}).get("uid") != "${DS_PROMETHEUS}":
+                problems.append(f"panel {p.get('id')} target {t.get('refId')} datasource")
+    for req in ("instance",):
+        if req not in variables:
+            problems.append(f"no {req} variable")
+    report(not problems, f"{fname}: Grafana dashboard model" +
+           ("".join("\n  " + x for x in problems) if problems else ""))
+    dash_uids[d.get("uid")] = set(ids)
+
+    # Collect expressions: panel targets, variable queries, annotations.
+    found = []
+    for p in panels:
+        for t in p.get("targets", []):
+            if "expr" in t:
+                found.append((f"{fname} panel {p['id']} ({p.get('title', '')}) {t.get('refId')}", t["expr"]))
+    for v in variables.values():
+        if v.get("type") == "query":
+            q = v.get("query")
+            q = q.get("query") if isinstance(q, dict) else q
+            m = re.fullmatch(r"\s*label_values\((.*),\s*(\w+)\s*\)\s*", q or "", re.S)
+            if not m or m.group(2) not in LABELS:
+                report(False, f"{fname} variable {v['name']}: not label_values(selector, label): {q!r}")
+                continue
+            found.append((f"{fname} variable {v['name']}", m.group(1)))
+    for a in d.get("annotations", {}).get("list", []):
+        if a.get("expr"):
+            found.append((f"{fname} annotation {a.get('name')}", a["expr"]))
+
+    # Substitute variables.
+    values = dict(SAMPLES)
+    for v in variables.values():
+        if v.get("type") in ("custom", "constant", "textbox"):
+            values[v["name"]] = str(v.get("current", {}).get("value", "") or v.get("query", "").split(",")[0])
+    unknown = []
+    for where, expr in found:
+        def sub(m):
+            name = m.group(1) or m.group(2)
+            if name not in values:
+                raise KeyError(name)
+            if name not in SAMPLES and name not in variables:
+                raise KeyError(name)
+            return values[name]
+        try:
+            concrete = re.sub(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)", sub, expr)
+        except KeyError as e:
+            unknown.append(f"{where}: unknown template variable ${e.args[0]}")
+            continue
+        exprs.append((where, concrete))
+        check_expr(where, concrete)
+    report(not unknown, f"{fname}: {len(found)} expressions, template variables all defined"
+           + "".join("\n  " + x for x in unknown))
+
+# ---- alert rules and their tests ------------------------------------------
+with open(os.path.join(dash, "alerts.yml")) as f:
+    rules = yaml.safe_load(f)
+recorded = set()
+alerts = {}
+for g in rules.get("groups", []):
+    for r in g.get("rules") or []:
+        if "record" in r:
+            recorded.add(r["record"])
+for g in rules.get("groups", []):
+    for r in g.get("rules") or []:
+        where = f"alerts.yml {r.get('alert') or r.get('record')}"
+        check_expr(where, r["expr"], recorded)
+        if "alert" in r:
+            alerts.setdefault(r["alert"], []).append(r)
+
+problems = []
+for name, rs in alerts.items():
+    for r in rs:
+        ann = r.get("annotations", {})
+        for key in ("summary", "description", "runbook"):
+            if not ann.get(key):
+                problems.append(f"{name}: no {key} annotation")
+        if "README.md#alerts" not in ann.get("runbook", ""):
+            problems.append(f"{name}: runbook does not point to README.md#alerts")
+        if "severity" not in r.get("labels", {}):
+            problems.append(f"{name}: no severity label")
+        text = ann.get("summary", "") + ann.get("description", "")
+        # absent*() has no instance to name: it fires when there is none.
+        if "$labels.instance" not in text and not r["expr"].lstrip().startswith("absent"):
+            problems.append(f"{name}: annotations do not name the instance")
+report(not problems, f"alerts.yml: {len(alerts)} alerts carry summary, description, runbook, severity"
+       + "".join("\n  " + x for x in problems))
+readme = os.path.join(dash, "README.md")
+has_anchor = os.path.exists(readme) and re.search(r"^#+\s+Alerts\s*$", open(readme).read(), re.M)
+report(bool(has_anchor), "dashboards/README.md has the Alerts section the runbooks point to")
+
+with open(os.path.join(dash, "alerts_test.yml")) as f:
+    tests = yaml.safe_load(f)
+fires, quiet = set(), set()
+for t in tests.get("tests", []):
+    for s in t.get("input_series", []):
+        check_expr(f"alerts_test.yml {t.get('name')}", s["series"], recorded)
+    for a in t.get("alert_rule_test", []):
+        (fires if a.get("exp_alerts") else quiet).add(a["alertname"])
+missing = [a for a in alerts if a not in fires or a not in quiet]
+report(not missing, "alerts_test.yml tests every alert firing and not firing"
+       + "".join(f"\n  {a}: firing case {'ok' if a in fires else 'MISSING'}, "
+                 f"quiet case {'ok' if a in quiet else 'MISSING'}" for a in missing))
+
+# ---- Grafana provisioning -------------------------------------------------
+prov = os.path.join(dash, "grafana-provisioning")
+problems = []
+docs = {}
+for root, _, files in os.walk(prov):
+    for fn in sorted(files):
+        if fn.endswith((".yml", ".yaml")):
+            p = os.path.join(root, fn)
+            rel = os.path.relpath(p, prov)
+            try:
+                with open(p) as f:
+                    docs[rel] = yaml.safe_load(f)
+            except yaml.YAMLError as e:
+                problems.append(f"{rel}: {e}")
+            else:
+                if docs[rel].get("apiVersion") != 1:
+                    problems.append(f"{rel}: apiVersion is not 1")
+ds_uids = {ds.get("uid") for d in docs.values() for ds in d.get("datasources", [])}
+providers = [p for d in docs.values() for p in d.get("providers", [])]
+if not providers or not all(p.get("options", {}).get("path") for p in providers):
+    problems.append("no dashboard provider with options.path")
+contact_points = {c.get("name") for d in docs.values() for c in d.get("contactPoints", [])}
+if not contact_points:
+    problems.append("no contact point")
+grafana_rules = [(rel, r) for rel, d in docs.items() for g in d.get("groups", []) for r in g.get("rules", [])]
+titles = {r.get("title") for _, r in grafana_rules}
+for want in ("DiskProbeStalled", "DiskProbeLatencyHigh"):
+    if want not in titles:
+        problems.append(f"no Grafana-managed rule {want}")
+for rel, r in grafana_rules:
+    where = f"{rel} {r.get('title')}"
+    if r.get("title") not in alerts:
+        problems.append(f"{where}: no Prometheus alert of that name")
+    refs = {q.get("refId") for q in r.get("data", [])}
+    if r.get("condition") not in refs:
+        problems.append(f"{where}: condition {r.get('condition')} is not a refId")
+    if r.get("dashboardUid") and r.get("panelId") not in dash_uids.get(r["dashboardUid"], set()):
+        problems.append(f"{where}: dashboard {r['dashboardUid']} has no panel {r.get('panelId')}")
+    for q in r.get("data", []):
+        if q.get("datasourceUid") == "__expr__":
+            continue
+        if q.get("datasourceUid") not in ds_uids:
+            problems.append(f"{where}: datasourceUid {q.get('datasourceUid')} is not provisioned")
+        expr = q.get("model", {}).get("expr")
+        if not expr:
+            problems.append(f"{where}: query {q.get('refId')} has no expr")
+            continue
+        exprs.append((where, expr))
+        check_expr(where, expr)
+report(not problems, f"grafana-provisioning: {len(docs)} files parse; provider, contact point, "
+       f"{len(grafana_rules)} rules consistent" + "".join("\n  " + x for x in problems))
+
+report(not catalogue_problems, "every metric name and type label value is in the catalogue"
+       + "".join("\n  " + x for x in catalogue_problems))
+
+with open(exprs_out, "w") as f, open(exprs_out + ".idx", "w") as idx:
+    f.write("# generated by tests/dashboards.sh\ngroups:\n  - name: dashboard-expressions\n    rules:\n")
+    for i, (where, expr) in enumerate(exprs):
+        f.write(f"      - record: dashboards_expr_{i}\n        expr: {json.dumps(expr)}\n")
+        idx.write(f"dashboards_expr_{i}: {where}: {json.dumps(expr)}\n")
+print(f"INFO: {len(exprs)} expressions written for promtool")
+PYTHON
+py_rc=$?
+while IFS= read -r line; do
+	case $line in
+	PASS:*) pass=$((pass + 1)) ;;
+	FAIL:*) fail=$((fail + 1)) ;;
+	esac
+	echo "$line"
+done <"$tmp/py.log"
+if [ $py_rc != 0 ]; then
+	nok "python checks crashed (exit $py_rc)"
+fi
+
+# ---- 3. dashboard and Grafana expressions through promtool's parser --------
+if [ -s "$tmp/exprs.yml" ]; then
+	n=$(grep -c '^      - record:' "$tmp/exprs.yml")
+	if promtool check rules "$tmp/exprs.yml" >"$tmp/exprs.log" 2>&1; then
+		ok "promtool parses all $n dashboard and Grafana alert expressions"
+	else
+		cat "$tmp/exprs.log"
+		# promtool names the failing rule: say which expression it is.
+		grep -o 'dashboards_expr_[0-9]*' "$tmp/exprs.log" | sort -u |
+			while IFS= read -r r; do grep "^$r: " "$tmp/exprs.yml.idx"; done
+		nok "promtool check rules on the dashboard expressions"
+	fi
+else
+	nok "no dashboard expressions extracted"
+fi
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ] && [ $pass -gt 0 ]
