@@ -631,9 +631,9 @@ static int diskprobe_init(void) {
     NOTICE(PLUGIN_NAME " plugin: no Target configured; nothing to probe.");
     return 0;
   }
-  static const char *const types[] = {"probe_latency", "probe_errors",
+  static const char *const types[] = {"probe_latency",    "probe_errors",
                                       "bytes_per_second", "stalled",
-                                      "saturated"};
+                                      "saturated",        "target_device"};
   for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
     if (plugin_get_ds(types[i]) == NULL) {
       ERROR(PLUGIN_NAME " plugin: type \"%s\" is not known: add "
@@ -903,6 +903,11 @@ static int diskprobe_read(user_data_t *ud) {
     diskprobe_submit(t->conf.name, "duration", "interval", &v, 1, now, ivl);
     v.gauge = t->w->saturated;
     diskprobe_submit(t->conf.name, "saturated", "saturated", &v, 1, now, ivl);
+    /* An info series: which disk the target is on, for joins and alert
+     * text (type_instance = the disk's kernel name). */
+    v.gauge = 1;
+    diskprobe_submit(t->conf.name, "target_device", t->w->disk_name, &v, 1, now,
+                     ivl);
   }
   return 0;
 }

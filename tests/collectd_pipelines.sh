@@ -67,7 +67,8 @@ for m in collectd_diskprobe_operations_per_second collectd_diskprobe_bytes_per_s
   collectd_diskprobe_probe_latency_p50 collectd_diskprobe_probe_latency_p99 collectd_diskprobe_probe_latency_p999 \
   collectd_diskprobe_queue_length collectd_diskprobe_probe_errors_io_total collectd_diskprobe_probe_errors_timeout_total \
   collectd_diskprobe_duration_seconds collectd_diskprobe_stalled collectd_diskprobe_saturated \
-  collectd_diskprobe_latency collectd_diskprobe_percent collectd_diskprobe_pending_operations; do
+  collectd_diskprobe_latency collectd_diskprobe_percent collectd_diskprobe_pending_operations \
+  collectd_diskprobe_target_device; do
   grep -q "^$m{" "$w/metrics" && pass "prometheus: $m" || fail "prometheus: $m missing from /metrics"
 done
 grep -q '^collectd_diskprobe_probe_latency_p99{diskprobe="data",type="randread-qd1"' "$w/metrics" ||

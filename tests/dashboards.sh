@@ -28,7 +28,8 @@ top_srcdir=${top_srcdir:-$here/..}
 dash=$top_srcdir/dashboards
 
 # The metric catalogue: metric name, then the type label values it is
-# exported with; "<probe>" stands for any probe name (PROBES below).
+# exported with; "<probe>" stands for any probe name (PROBES below), "<any>"
+# for any value (a device name).
 # THIS MUST MATCH THE METRIC CATALOGUE IN THE TOP-LEVEL README.md.
 CATALOGUE='
 collectd_diskprobe_operations_per_second      <probe> read write discard flush
@@ -51,6 +52,7 @@ collectd_diskprobe_latency                    read_await write_await discard_awa
 collectd_diskprobe_percent                    utilization probe_share
 collectd_diskprobe_pending_operations         in_flight
 collectd_diskprobe_bytes                      avg_read_size avg_write_size
+collectd_diskprobe_target_device              <any>
 '
 # Probe names (type label of per-probe metrics) the dashboards and rules may
 # name literally.
@@ -231,7 +233,7 @@ def check_expr(where, expr, allowed_extra=frozenset()):
                 continue  # a real regex: cannot enumerate
             allowed = catalogue[metric]
             for v in values:
-                if v in allowed or ("<probe>" in allowed and v in probes):
+                if v in allowed or "<any>" in allowed or ("<probe>" in allowed and v in probes):
                     continue
                 bad(f"{where}: {metric} has no type=\"{v}\" "
                     f"(catalogue: {' '.join(sorted(allowed))})")
