@@ -24,7 +24,8 @@
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: diskprobe run [--pattern randread|seqread|randwrite|seqwrite|syncwrite]\n"
+      "usage: diskprobe run [--pattern "
+      "randread|seqread|randwrite|seqwrite|syncwrite]\n"
       "                     [--block-size 8k] [--queue-depth N] "
       "[--duration 2s]\n"
       "                     [--ops N] [--timeout 10s] [--file-size 1g]\n"
@@ -114,8 +115,9 @@ static int cmd_run(int argc, char **argv) {
     switch (c) {
     case 'p':
       if (dp_pattern_parse(optarg, &job.pattern) < 0)
-        return bad_arg("--pattern", optarg,
-                       "one of randread, seqread, randwrite, seqwrite, syncwrite");
+        return bad_arg(
+            "--pattern", optarg,
+            "one of randread, seqread, randwrite, seqwrite, syncwrite");
       break;
     case 'b':
       if (dp_parse_size(optarg, &v) < 0 || v < 512 || v > (64u << 20) ||
@@ -168,7 +170,8 @@ static int cmd_run(int argc, char **argv) {
     }
   }
   if (optind != argc - 1) {
-    usage(stderr);
+    fprintf(stderr, "diskprobe: run needs exactly one TARGET (see diskprobe "
+                    "--help)\n");
     return 2;
   }
   if (job.duration_ns == 0 && job.max_ops == 0)
@@ -256,7 +259,7 @@ int main(int argc, char **argv) {
     return cmd_run(argc - 1, argv + 1);
   if (strcmp(argv[1], "stat") == 0)
     return dp_cmd_stat(argc - 1, argv + 1);
-  fprintf(stderr, "diskprobe: unknown command '%s'\n", argv[1]);
-  usage(stderr);
+  fprintf(stderr, "diskprobe: unknown command '%s' (see diskprobe --help)\n",
+          argv[1]);
   return 2;
 }

@@ -243,6 +243,19 @@ static void test_short_transfers_counted(void **state) {
   assert_int_equal(r.first_error, 0);
 }
 
+static void test_short_writes_counted(void **state) {
+  dp_engine_t *e = *state;
+  fk.mode = SHORT_ALL; /* a full disk or a dying one: fewer bytes written */
+  dp_job_t j = job(4, 50);
+  j.pattern = DP_PATTERN_SEQWRITE;
+  dp_result_t r;
+  assert_int_equal(dp_engine_run(e, &j, &r), 0);
+  assert_int_equal(r.ops, 0);
+  assert_true(r.err_short >= 16);
+  assert_int_equal(r.err_io, 0);
+  assert_int_equal(dp_engine_outstanding(e), 0);
+}
+
 static void test_eagain_storm_retried(void **state) {
   dp_engine_t *e = *state;
   fk.eagain_left = 50; /* nothing in flight: the engine waits and retries */
@@ -397,6 +410,7 @@ int main(void) {
       T(test_eio_completions_counted),
       T(test_some_eio_rest_counted),
       T(test_short_transfers_counted),
+      T(test_short_writes_counted),
       T(test_eagain_storm_retried),
       T(test_eagain_forever_fails),
       T(test_partial_submit_and_eintr),

@@ -1,0 +1,58 @@
+#!/bin/bash
+# cli.sh - the diskprobe command's contract: JSON keys, exit statuses and
+# one-line reasons for usage errors, missing paths, permission denied (as an
+# unprivileged user), foreign files, unknown devices.
+set -u
+. "$(dirname "$0")/lib.sh"
+FAILED=0
+d=$(make_tmpdir)
+
+expect() { # expect STATUS TEXT CMD...: exit status and a stderr line
+  local want=$1 text=$2 rc
+  shift 2
+  "$@" >"$d/out" 2>"$d/err"
+  rc=$?
+  if [ $rc = "$want" ] && grep -qiF -- "$text" "$d/err" && [ "$(wc -l <"$d/err")" -le 2 ]; then
+    pass "exit $rc: $(head -1 "$d/err")"
+  else
+    fail "$*: expected exit $want and '$text', got $rc: $(cat "$d/err")"
+  fi
+}
+
+"$DISKPROBE" --version | grep -qE '^diskprobe [0-9]+\.[0-9]+' && pass "--version" || fail "--version"
+expect 2 "invalid --queue-depth '0': an integer from 1 to 256" "$DISKPROBE" run --queue-depth 0 "$d"
+expect 2 "invalid --block-size '1000'" "$DISKPROBE" run --block-size 1000 "$d"
+expect 2 "invalid --pattern 'randrw'" "$DISKPROBE" run --pattern randrw "$d"
+expect 2 "invalid --duration 'soon'" "$DISKPROBE" run --duration soon "$d"
+expect 2 "run needs exactly one TARGET" "$DISKPROBE" run
+expect 2 "unknown command 'probe'" "$DISKPROBE" probe "$d"
+expect 1 "cannot create directory" "$DISKPROBE" run "$d/no/such/dir"
+echo "someone else's" >"$d/other.probe"
+expect 1 "not a diskprobe probe file" "$DISKPROBE" run "$d/other.probe"
+expect 1 "" "$DISKPROBE" stat --count 1 no-such-device-xyz
+
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+  mkdir -m 0700 "$d/private"
+  expect 1 "permission denied" setpriv --reuid=nobody --regid=nogroup --clear-groups "$DISKPROBE" run --file-size 1m "$d/private"
+fi
+
+# The JSON a probe prints has every documented key.
+"$DISKPROBE" run --duration 0.3s --file-size 16m --format json "$d/p" >"$d/j.json" || fail "probe failed"
+python3 - "$d/j.json" <<'PY' && pass "JSON has every documented key" || fail "JSON keys missing"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+need = ["pattern", "block_size", "queue_depth", "ops", "bytes", "elapsed_s", "iops",
+        "bytes_per_second", "latency_s", "achieved_queue_depth", "errors", "cpu_s"]
+lat = ["min", "mean", "p50", "p90", "p99", "p99.9", "max"]
+ok = all(k in d for k in need) and all(k in d["latency_s"] for k in lat)
+ok = ok and all(k in d["errors"] for k in ("io", "short", "timeout"))
+ok = ok and all(k in d["cpu_s"] for k in ("user", "system"))
+ok = ok and d["ops"] > 0 and d["latency_s"]["min"] <= d["latency_s"]["p50"] <= d["latency_s"]["p99"] <= d["latency_s"]["max"]
+ok = ok and abs(d["bytes"] - d["ops"] * d["block_size"]) == 0
+sys.exit(0 if ok else 1)
+PY
+"$DISKPROBE" run --duration 0.2s --file-size 16m "$d/p" | grep -q "^latency " && pass "text format" || fail "text format"
+"$DISKPROBE" stat --interval 0.2s --count 1 --format json "$(awk '$3 !~ /^(ram|loop)/ {print $3; exit}' /proc/diskstats)" | python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); sys.exit(0 if "util_percent" in d and "read_await_s" in d else 1)' &&
+  pass "stat --format json" || fail "stat --format json"
+
+[ "$FAILED" = 0 ] && echo "cli: all checks passed" || exit 1
