@@ -95,7 +95,7 @@ for hostdir in "$src"/*/; do
       for k in read_await write_await; do
         [ -f "$dir/latency-$k.rrd" ] && args+=("DEF:$k=$dir/latency-$k.rrd:value:AVERAGE" "LINE2:$k#$([ $k = read_await ] && echo 1f77b4 || echo d62728):$k")
       done
-      rrdtool graph "$out/$tag-await.png" "${common[@]}" --title "$inst await (Avg. Disk sec/Transfer)" --vertical-label seconds "${args[@]}" >/dev/null
+      rrdtool graph "$out/$tag-await.png" "${common[@]}" --title "$inst await (Avg. Disk sec/Read, sec/Write)" --vertical-label seconds "${args[@]}" >/dev/null
       echo "<img src=\"$tag-await.png\" alt=\"await\">" >>"$html"
       args=()
       [ -f "$dir/queue_length-average.rrd" ] && args+=("DEF:q=$dir/queue_length-average.rrd:value:AVERAGE" "LINE2:q#2ca02c:avg queue length")
