@@ -32,7 +32,7 @@ status=0
 echo "run-all: make check"
 # Results as they come; the full output stays in make-check.out.
 make -j1 check 2>&1 | tee make-check.out |
-  grep --line-buffered -E "^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):" || true
+  { grep --line-buffered -E "^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):" || true; }
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 [ $status = 0 ] || show_failures "$top"
 read -r p1 f1 s1 < <(summ test-suite.log)
