@@ -527,6 +527,8 @@ static void diskprobe_target_run(diskprobe_ctx_t *ctx, diskprobe_target_t *t) {
     }
   }
   diskprobe_target_pace(ctx, t, busy_ns);
+  /* Idle until the next round: hand the buffers' pages back. */
+  dp_engine_release_buffers(t->engine);
 }
 
 /* While stalled: reap for up to a second; on full drain, clear the stall. */

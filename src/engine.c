@@ -7,8 +7,10 @@
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NS_PER_S UINT64_C(1000000000)
 #define DEFAULT_TIMEOUT_NS (30 * NS_PER_S)
@@ -25,7 +27,9 @@ struct dp_engine {
   uint32_t align, max_qd, max_bs;
   unsigned outstanding;
   uint64_t rng;
-  unsigned char *bufs;   /* max_qd * max_bs, aligned */
+  unsigned char *bufs; /* max_qd * max_bs of address space, aligned */
+  size_t bufs_len;
+  int bufs_mapped;       /* 1: mmap'ed (released with madvise), 0: malloc'ed */
   struct iocb *iocbs;    /* max_qd */
   struct iocb **pending; /* iocbs ready to submit */
   struct io_event *events;
@@ -120,16 +124,27 @@ int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
   e->events = calloc(max_qd, sizeof(*e->events));
   e->submit_ns = calloc(max_qd, sizeof(*e->submit_ns));
   e->inflight = calloc(max_qd, 1);
-  void *bufs = NULL;
-  int rc = posix_memalign(&bufs, e->align, (size_t)max_qd * max_block_size);
-  e->bufs = rc == 0 ? bufs : NULL;
+  /* Address space for the worst case, memory only for what a probe
+   * touches: reads share one block-sized buffer (their data is discarded,
+   * so concurrent DMA into it is harmless), writes use one per slot (a
+   * buffer must not change while the device reads it). */
+  e->bufs_len = (size_t)max_qd * max_block_size;
+  int rc = 0;
+  if (e->align <= (uint32_t)page) {
+    void *m = mmap(NULL, e->bufs_len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    e->bufs = m == MAP_FAILED ? NULL : m;
+    e->bufs_mapped = 1;
+  } else {
+    void *b = NULL;
+    rc = posix_memalign(&b, e->align, e->bufs_len);
+    e->bufs = rc == 0 ? b : NULL;
+  }
   if (!e->iocbs || !e->pending || !e->events || !e->submit_ns || !e->inflight ||
       !e->bufs) {
     dp_engine_close(e);
     return -ENOMEM;
   }
-  /* Touch the buffers now so the first probe does not pay page faults. */
-  memset(e->bufs, 0, (size_t)max_qd * max_block_size);
   e->rng = dp_now_ns() | 1;
 
   /* io_setup directly, not io_queue_init: the tests wrap io_setup. */
@@ -145,6 +160,14 @@ int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
 
 unsigned dp_engine_outstanding(const dp_engine_t *e) { return e->outstanding; }
 
+int dp_engine_release_buffers(dp_engine_t *e) {
+  if (e->outstanding > 0)
+    return -EBUSY; /* the kernel may still write into them */
+  if (e->bufs_mapped && madvise(e->bufs, e->bufs_len, MADV_DONTNEED) != 0)
+    return -errno;
+  return 0;
+}
+
 void dp_engine_close(dp_engine_t *e) {
   if (e == NULL)
     return;
@@ -155,7 +178,10 @@ void dp_engine_close(dp_engine_t *e) {
   free(e->events);
   free(e->submit_ns);
   free(e->inflight);
-  free(e->bufs);
+  if (e->bufs && e->bufs_mapped)
+    munmap(e->bufs, e->bufs_len);
+  else
+    free(e->bufs);
   free(e);
 }
 
@@ -207,9 +233,10 @@ static void prep_slot(dp_engine_t *e, run_t *r, size_t slot) {
     block = rng_next(&e->rng) % r->nblocks;
   }
   long long off = (long long)(j->region_offset + block * j->block_size);
-  void *buf = e->bufs + slot * (size_t)e->max_bs;
+  int writes = dp_pattern_writes(j->pattern);
+  void *buf = writes ? e->bufs + slot * (size_t)e->max_bs : e->bufs;
   struct iocb *cb = &e->iocbs[slot];
-  if (dp_pattern_writes(j->pattern)) {
+  if (writes) {
     /* Fresh data each time: dedup or compression cannot short-cut it. */
     dp_fill_random(buf, j->block_size, &e->rng);
     io_prep_pwrite(cb, e->fd, buf, j->block_size, off);

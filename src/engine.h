@@ -1,9 +1,12 @@
 /*
  * engine.h - the probe engine: closed-loop libaio I/O on an O_DIRECT fd.
  *
- * One engine owns one kernel AIO context, QD aligned buffers and QD iocbs,
+ * One engine owns one kernel AIO context, QD iocbs and buffer space,
  * allocated once by dp_engine_open for the largest job it will run; running
- * a probe allocates nothing. The engine does not own the fd.
+ * a probe allocates nothing. Read probes share one block-sized buffer
+ * (their data is discarded); write probes use one buffer per slot. Buffer
+ * pages become resident as probes touch them and can be handed back with
+ * dp_engine_release_buffers. The engine does not own the fd.
  *
  * A probe keeps exactly `queue_depth` I/Os in flight (closed loop): each
  * completion is timestamped (CLOCK_MONOTONIC) and immediately replaced by a
@@ -130,6 +133,12 @@ int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res);
  * again) or a negative errno.
  */
 int dp_engine_reap(dp_engine_t *e, uint64_t wait_ns);
+
+/* Gives the buffers' memory back to the system between probes (the next
+ * probe faults it in again during its warm-up): a monitor that probes for
+ * one second a minute should not keep megabytes resident. 0, or -EBUSY
+ * while I/O is outstanding. */
+int dp_engine_release_buffers(dp_engine_t *e);
 
 /* How many I/Os the kernel still holds for this engine. */
 unsigned dp_engine_outstanding(const dp_engine_t *e);

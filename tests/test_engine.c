@@ -15,7 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -370,6 +372,41 @@ static void test_syncwrite_sets_dsync(void **state) {
   assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
 }
 
+static int resident(const void *p, size_t len) {
+  long page = sysconf(_SC_PAGESIZE);
+  unsigned char vec[64];
+  uintptr_t a = (uintptr_t)p & ~(uintptr_t)(page - 1);
+  int n = 0;
+  size_t pages = (len + (size_t)page - 1) / (size_t)page;
+  if (pages > sizeof(vec))
+    pages = sizeof(vec);
+  assert_int_equal(mincore((void *)a, pages * (size_t)page, vec), 0);
+  for (size_t i = 0; i < pages; i++)
+    n += vec[i] & 1;
+  return n;
+}
+
+/* Reads share one buffer; buffers can be given back between probes. */
+static void test_read_buffer_shared_and_released(void **state) {
+  dp_engine_t *e = *state;
+  fk.mode = HANG;
+  dp_job_t j = job(8, 10);
+  j.timeout_ns = 10000000;
+  dp_result_t r;
+  assert_int_equal(dp_engine_run(e, &j, &r), 0);
+  assert_int_equal(fk.qn, 8);
+  for (unsigned i = 1; i < 8; i++)
+    assert_ptr_equal(fk.q[i]->u.c.buf, fk.q[0]->u.c.buf);
+  void *buf = fk.q[0]->u.c.buf;
+  assert_int_equal(dp_engine_release_buffers(e), -EBUSY); /* I/O in flight */
+  fk.mode = OK;
+  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+  memset(buf, 0xab, 8192); /* what a device's DMA would do */
+  assert_int_equal(resident(buf, 8192), 2);
+  assert_int_equal(dp_engine_release_buffers(e), 0);
+  assert_int_equal(resident(buf, 8192), 0);
+}
+
 static void test_invalid_jobs(void **state) {
   dp_engine_t *e = *state;
   dp_result_t r;
@@ -418,6 +455,7 @@ int main(void) {
       T(test_stall_reported_and_fenced),
       T(test_write_pattern_fills_fresh_data),
       T(test_syncwrite_sets_dsync),
+      T(test_read_buffer_shared_and_released),
       T(test_invalid_jobs),
   };
   return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
