@@ -85,6 +85,7 @@ typedef struct {
   c_complain_t complaint;
   uint64_t next_due_ns;
   uint64_t interval_ns; /* in force: ProbeInterval stretched by DutyCycle */
+  dev_t home_dev;       /* st_dev of the first successful open (Path) */
   int stretched_logged;
   struct diskprobe_worker *w;
 } diskprobe_target_t;
@@ -374,11 +375,54 @@ static const char *diskprobe_devname(const diskprobe_target_t *t) {
 
 /* ---- the worker --------------------------------------------------------- */
 
+/* st_dev of a path, or of its nearest existing parent; 0 when the path
+ * cannot be examined for another reason than not existing (a dead mount:
+ * ENOTCONN, EIO), so that opening it reports that cause. */
+static dev_t diskprobe_path_dev(const char *path) {
+  char p[PATH_MAX];
+  struct stat st;
+  sstrncpy(p, path, sizeof(p));
+  while (stat(p, &st) != 0) {
+    if (errno != ENOENT)
+      return 0;
+    char *slash = strrchr(p, '/');
+    if (slash == NULL || slash == p)
+      return stat("/", &st) == 0 ? st.st_dev : 0;
+    *slash = '\0';
+  }
+  return st.st_dev;
+}
+
+/* The kernel name of a device number ("vda1"), or "M:m". */
+static void diskprobe_dev_name(dev_t d, char *buf, size_t len) {
+  dp_device_t dev;
+  if (dp_device_resolve_at("/sys", major(d), minor(d), &dev) == 0)
+    sstrncpy(buf, dev.name, len);
+  else
+    snprintf(buf, len, "%u:%u", major(d), minor(d));
+}
+
 /* Opens the target (laying out its probe file the first time) and its
  * engine. 0, or -1 after a rate-limited log line naming target and cause. */
 static int diskprobe_target_open(diskprobe_target_t *t) {
   if (t->opened)
     return 0;
+  /* A Path whose filesystem was unmounted now points into the mount point
+   * on the parent filesystem: never lay out a probe file there. */
+  if (!t->conf.is_device && t->home_dev != 0) {
+    char now_on[64];
+    dev_t d = diskprobe_path_dev(t->conf.path);
+    if (d != 0 && d != t->home_dev) {
+      diskprobe_dev_name(d, now_on, sizeof(now_on));
+      c_complain(LOG_ERR, &t->complaint,
+                 PLUGIN_NAME " plugin: target \"%s\" (%s): the path is now on "
+                             "device %s (%u:%u), it was on %u:%u: filesystem "
+                             "unmounted or replaced? Not probing there.",
+                 t->conf.name, t->conf.path, now_on, major(d), minor(d),
+                 major(t->home_dev), minor(t->home_dev));
+      return -1;
+    }
+  }
   int rc =
       t->conf.is_device
           ? dp_target_open_block(t->conf.path, &t->t)
@@ -415,6 +459,8 @@ static int diskprobe_target_open(diskprobe_target_t *t) {
     return -1;
   }
   t->opened = 1;
+  if (t->home_dev == 0)
+    t->home_dev = t->t.st_dev;
   c_release(LOG_INFO, &t->complaint,
             PLUGIN_NAME " plugin: target \"%s\" (%s) is probing again.",
             t->conf.name, t->t.path);
@@ -424,6 +470,20 @@ static int diskprobe_target_open(diskprobe_target_t *t) {
          t->conf.name, t->t.path, (unsigned long long)t->t.size_bytes,
          diskprobe_devname(t));
   return 0;
+}
+
+/* Closes a target whose device failed, so the next round opens it afresh
+ * (a replaced device, a remounted filesystem) or says why it cannot. Not
+ * while the kernel still holds I/O: that would block in io_destroy. */
+static void diskprobe_target_reset(diskprobe_target_t *t) {
+  if (t->engine != NULL) {
+    if (dp_engine_outstanding(t->engine) > 0)
+      return;
+    dp_engine_close(t->engine);
+    t->engine = NULL;
+  }
+  dp_target_close(&t->t);
+  t->opened = 0;
 }
 
 /* After a round: the interval that keeps the disk within DutyCycle. */
@@ -474,6 +534,7 @@ static void diskprobe_target_run(diskprobe_ctx_t *ctx, diskprobe_target_t *t) {
                  PLUGIN_NAME " plugin: target \"%s\" (%s): probe \"%s\" "
                              "failed: %s",
                  t->conf.name, t->t.path, p->name, strerror(-rc));
+      diskprobe_target_reset(t);
       return;
     }
     if (ctx->stop)
@@ -511,6 +572,11 @@ static void diskprobe_target_run(diskprobe_ctx_t *ctx, diskprobe_target_t *t) {
                        (unsigned long long)r.err_io,
                        (unsigned long long)r.err_short,
                        r.first_error ? strerror(-r.first_error) : "short read");
+    if (r.ops == 0 && (r.err_io > 0 || r.err_short > 0) && !r.stalled) {
+      /* Nothing succeeded: the device may be gone; reopen next round. */
+      diskprobe_target_reset(t);
+      return;
+    }
     if (r.stalled) {
       ERROR(PLUGIN_NAME " plugin: target \"%s\" (%s): device %s stalled: %u "
                         "I/O outstanding for more than %.1f s; no new probe "
@@ -605,18 +671,7 @@ static dev_t diskprobe_target_disk(const diskprobe_target_t *t, char *name,
     if (stat(t->conf.path, &st) == 0)
       d = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
   } else {
-    char p[PATH_MAX];
-    sstrncpy(p, t->conf.path, sizeof(p));
-    while (stat(p, &st) != 0) {
-      char *slash = strrchr(p, '/');
-      if (slash == NULL || slash == p) {
-        sstrncpy(p, "/", sizeof(p));
-        break;
-      }
-      *slash = '\0';
-    }
-    if (stat(p, &st) == 0)
-      d = st.st_dev;
+    d = diskprobe_path_dev(t->conf.path);
   }
   dp_device_t dev;
   if (dp_device_resolve_at("/sys", major(d), minor(d), &dev) == 0) {

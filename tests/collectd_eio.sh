@@ -8,7 +8,9 @@
 #   - a FAILURE notification names host, target, device state and the
 #     error ("Input/output error"), and the io error counter grows;
 #   - the healthy target keeps dispatching;
-#   - collectd keeps running; with EIO off again, flaky probes cleanly.
+#   - collectd keeps running; with EIO off again, flaky probes cleanly;
+#   - the filesystem then vanishes (its daemon killed): one log line names
+#     the target and the cause, and the healthy target carries on.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -87,6 +89,23 @@ n1=$(grep -c "severity = FAILURE.*plugin_instance = flaky" "$log")
 iops=$(rrd_last "$rrd/diskprobe-flaky/operations_per_second-r.rrd")
 [ "$n1" = "$n0" ] && python3 -c "import sys; sys.exit(0 if float('$iops') > 0 else 1)" &&
   pass "errors stopped and flaky probes again ($iops IOPS)" || fail "after EIO off: $((n1 - n0)) new FAILUREs, iops $iops"
+# The device vanishes: the FUSE daemon dies (SIGKILL) under an open probe
+# file, then its dead mount is removed.
+kill -9 "${_pids[0]}"
+for ((i = 0; i < 20; i++)); do grep -q 'target "flaky" (.*Transport endpoint is not connected' "$log" && break; sleep 0.5; done
+sleep 4
+n=$(grep -c 'target "flaky" (.*Transport endpoint is not connected' "$log")
+# c_complain rate-limits: the first line at once, then after 1, 2, 4 ... intervals.
+[ "$n" -ge 1 ] && [ "$n" -le 3 ] && pass "vanished ($n rate-limited lines): $(grep -m1 'target "flaky" (.*Transport endpoint' "$log" | cut -c23-)" ||
+  fail "vanished device: expected 1-3 log lines naming the cause, got $n: $(grep flaky "$log" | tail -3)"
+umount -l "$d/mnt"
+for ((i = 0; i < 20; i++)); do grep -q 'target "flaky".*the path is now on device' "$log" && break; sleep 0.5; done
+grep -q 'target "flaky".*the path is now on device.*Not probing there' "$log" &&
+  pass "unmounted: $(grep -m1 'the path is now on' "$log" | cut -c23-)" || fail "no line about the unmounted filesystem"
+[ ! -e "$d/mnt/dp" ] && pass "no probe file laid out in the bare mount point" || fail "a probe file was created under the unmounted mount point"
+h3=$(points healthy)
+sleep 3
+[ "$(points healthy)" -gt "$h3" ] && pass "healthy target still dispatching after the other vanished" || fail "healthy target stopped"
 kill -0 "$pid" && pass "collectd still running" || fail "collectd died"
 kill -TERM "$pid"
 wait "$pid"
