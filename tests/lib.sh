@@ -9,21 +9,27 @@
 DISKPROBE="$top_builddir/src/diskprobe"
 BLKIO=/sys/fs/cgroup/blkio
 
-_loops=() _mounts=() _cgroups=() _dirs=() _pids=()
+# Resources are recorded in a registry file, not in shell arrays: the
+# make_* helpers run in command substitutions (subshells), whose variables
+# the test's own shell never sees.
+_REG=$(mktemp /tmp/diskprobe-test-reg.XXXXXX)
+_pids=() _mounts=()
 cleanup() {
-  local p
-  for p in "${_pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${_pids[@]}"; do wait "$p" 2>/dev/null; done
+  local p kind
+  for p in "${_pids[@]}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+  for p in "${_pids[@]}"; do [ -n "$p" ] && wait "$p" 2>/dev/null; done
   for p in "${_mounts[@]}"; do umount -l "$p" 2>/dev/null; done
-  for p in "${_loops[@]}"; do losetup -d "$p" 2>/dev/null; done
-  for p in "${_cgroups[@]}"; do
+  while read -r kind p; do [ "$kind" = loop ] && losetup -d "$p" 2>/dev/null; done <"$_REG"
+  while read -r kind p; do
+    [ "$kind" = cgroup ] && [ -f "$p/cgroup.procs" ] || continue
     # move any straggler back to the root group before removing
-    if [ -f "$p/cgroup.procs" ]; then
-      while read -r pid; do echo "$pid" >"$BLKIO/cgroup.procs"; done <"$p/cgroup.procs" 2>/dev/null
-      rmdir "$p" 2>/dev/null
-    fi
-  done
-  [ -n "${KEEP_TMP:-}" ] || for p in "${_dirs[@]}"; do rm -rf "$p"; done
+    while read -r pid; do echo "$pid" >"$BLKIO/cgroup.procs"; done <"$p/cgroup.procs" 2>/dev/null
+    rmdir "$p" 2>/dev/null
+  done <"$_REG"
+  if [ -z "${KEEP_TMP:-}" ]; then
+    while read -r kind p; do [ "$kind" = dir ] && rm -rf "$p"; done <"$_REG"
+  fi
+  rm -f "$_REG"
   return 0
 }
 trap cleanup EXIT
@@ -47,7 +53,7 @@ need_blkio() {
 make_tmpdir() {
   local d
   d=$(mktemp -d /var/tmp/diskprobe-test.XXXXXX) || exit 1
-  _dirs+=("$d")
+  echo "dir $d" >>"$_REG"
   [ -n "${KEEP_TMP:-}" ] && echo "keeping $d" >&2
   echo "$d"
 }
@@ -60,7 +66,7 @@ make_loop() {
   truncate -s "${size}M" "$f" || exit 1
   dev=$(losetup -f --show --direct-io=on "$f" 2>/dev/null || losetup -f --show "$f") ||
     skip "cannot attach a loop device"
-  _loops+=("$dev")
+  echo "loop $dev" >>"$_REG"
   echo "$dev"
 }
 
@@ -68,7 +74,7 @@ make_loop() {
 make_cgroup() {
   local cg="$BLKIO/diskprobe-test-$$-$RANDOM"
   mkdir "$cg" || skip "cannot create a blkio cgroup"
-  _cgroups+=("$cg")
+  echo "cgroup $cg" >>"$_REG"
   echo "$cg"
 }
 
