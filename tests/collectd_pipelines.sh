@@ -55,6 +55,9 @@ done
 
 # write_prometheus: names as documented.
 w="$d/prometheus"
+# DeviceStats: also a device no target uses (the loop device).
+sed -i "s|DeviceStats \"sd\*\" \"nvme\*n1\"|DeviceStats \"sd*\" \"nvme*n1\" \"${dev##*/}\"|" "$w/collectd.conf"
+grep -q "DeviceStats.*${dev##*/}" "$w/collectd.conf" || fail "could not add the loop device to DeviceStats"
 collectd -f -C "$w/collectd.conf" >"$w/out" 2>&1 &
 pid=$!
 _pids+=("$pid")
@@ -74,6 +77,8 @@ done
 grep -q '^collectd_diskprobe_probe_latency_p99{diskprobe="data",type="randread-qd1"' "$w/metrics" ||
   grep -q 'collectd_diskprobe_probe_latency_p99{.*diskprobe="data".*type="randread-qd1"' "$w/metrics" &&
   pass "prometheus labels: diskprobe=\"data\", type=\"randread-qd1\"" || fail "prometheus labels not as documented: $(grep p99 "$w/metrics" | head -2)"
+grep -q "^collectd_diskprobe_percent{diskprobe=\"${dev##*/}\",type=\"utilization\"" "$w/metrics" &&
+  pass "DeviceStats: ${dev##*/} (no target on it) has its device view" || fail "DeviceStats: no device view for ${dev##*/}"
 kill -TERM "$pid"
 wait "$pid"
 
