@@ -29,9 +29,10 @@ struct dp_engine {
   uint64_t rng;
   unsigned char *bufs; /* max_qd * max_bs of address space, aligned */
   size_t bufs_len;
-  int bufs_mapped;       /* 1: mmap'ed (released with madvise), 0: malloc'ed */
-  struct iocb *iocbs;    /* max_qd */
-  struct iocb **pending; /* iocbs ready to submit */
+  int bufs_mapped;        /* 1: mmap'ed (released with madvise), 0: malloc'ed */
+  unsigned char *wfilled; /* per slot: write buffer holds random data */
+  struct iocb *iocbs;     /* max_qd */
+  struct iocb **pending;  /* iocbs ready to submit */
   struct io_event *events;
   uint64_t *submit_ns; /* per slot */
   unsigned char *inflight;
@@ -124,6 +125,7 @@ int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
   e->events = calloc(max_qd, sizeof(*e->events));
   e->submit_ns = calloc(max_qd, sizeof(*e->submit_ns));
   e->inflight = calloc(max_qd, 1);
+  e->wfilled = calloc(max_qd, 1);
   /* Address space for the worst case, memory only for what a probe
    * touches: reads share one block-sized buffer (their data is discarded,
    * so concurrent DMA into it is harmless), writes use one per slot (a
@@ -141,7 +143,7 @@ int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
     e->bufs = rc == 0 ? b : NULL;
   }
   if (!e->iocbs || !e->pending || !e->events || !e->submit_ns || !e->inflight ||
-      !e->bufs) {
+      !e->wfilled || !e->bufs) {
     dp_engine_close(e);
     return -ENOMEM;
   }
@@ -165,6 +167,7 @@ int dp_engine_release_buffers(dp_engine_t *e) {
     return -EBUSY; /* the kernel may still write into them */
   if (e->bufs_mapped && madvise(e->bufs, e->bufs_len, MADV_DONTNEED) != 0)
     return -errno;
+  memset(e->wfilled, 0, e->max_qd); /* the pages read back as zeros now */
   return 0;
 }
 
@@ -178,6 +181,7 @@ void dp_engine_close(dp_engine_t *e) {
   free(e->events);
   free(e->submit_ns);
   free(e->inflight);
+  free(e->wfilled);
   if (e->bufs && e->bufs_mapped)
     munmap(e->bufs, e->bufs_len);
   else
@@ -223,6 +227,25 @@ typedef struct {
   int stopping;
 } run_t;
 
+/* Write data: a slot's buffer is filled with random bytes once; each write
+ * then stamps a fresh random 8 bytes at the start of every 512-byte
+ * sector. Every sector written differs from every earlier version
+ * (deduplication cannot short-cut it) and the rest is random (compression
+ * cannot either), for 1/64 of the cost of refilling the block per write. */
+#define STAMP_EVERY 512u
+
+static void write_data(dp_engine_t *e, unsigned char *buf, size_t slot,
+                       uint32_t block_size) {
+  if (!e->wfilled[slot]) {
+    dp_fill_random(buf, e->max_bs, &e->rng);
+    e->wfilled[slot] = 1;
+  }
+  for (uint32_t off = 0; off < block_size; off += STAMP_EVERY) {
+    uint64_t v = rng_next(&e->rng);
+    memcpy(buf + off, &v, sizeof(v));
+  }
+}
+
 static void prep_slot(dp_engine_t *e, run_t *r, size_t slot) {
   const dp_job_t *j = r->job;
   uint64_t block;
@@ -237,8 +260,7 @@ static void prep_slot(dp_engine_t *e, run_t *r, size_t slot) {
   void *buf = writes ? e->bufs + slot * (size_t)e->max_bs : e->bufs;
   struct iocb *cb = &e->iocbs[slot];
   if (writes) {
-    /* Fresh data each time: dedup or compression cannot short-cut it. */
-    dp_fill_random(buf, j->block_size, &e->rng);
+    write_data(e, buf, slot, j->block_size);
     io_prep_pwrite(cb, e->fd, buf, j->block_size, off);
     if (j->pattern == DP_PATTERN_SYNCWRITE)
       cb->aio_rw_flags = RWF_DSYNC;

@@ -344,6 +344,17 @@ static void test_write_pattern_fills_fresh_data(void **state) {
   assert_memory_not_equal(fk.q[0]->u.c.buf, fk.q[1]->u.c.buf, 8192);
   static const unsigned char zero[8192];
   assert_memory_not_equal(fk.q[0]->u.c.buf, zero, 8192);
+  /* The next write from the same slot differs in every 512-byte sector. */
+  unsigned char before[8192];
+  void *b0 = fk.q[0]->u.c.buf;
+  memcpy(before, b0, sizeof(before));
+  fk.mode = OK;
+  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+  fk.mode = HANG;
+  assert_int_equal(dp_engine_run(e, &j, &r), 0);
+  for (int sec = 0; sec < 16; sec++)
+    if (memcmp(before + sec * 512, (unsigned char *)b0 + sec * 512, 512) == 0)
+      fail_msg("sector %d of a rewritten block is unchanged", sec);
   fk.mode = OK;
   assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
 }
