@@ -3,18 +3,24 @@
  *
  * One engine owns one kernel AIO context, QD iocbs and buffer space,
  * allocated once by dp_engine_open for the largest job it will run; running
- * a probe allocates nothing. Read probes share one block-sized buffer
- * (their data is discarded); write probes use one buffer per slot. Buffer
- * pages become resident as probes touch them and can be handed back with
- * dp_engine_release_buffers. The engine does not own the fd.
+ * a probe allocates nothing. Each slot has its own buffer (reads too: a
+ * read buffer shared by concurrent reads fails the after-DMA checksum of
+ * ZFS Direct I/O, btrfs, dm-verity, dm-integrity). Buffer pages become
+ * resident as probes touch them -- queue_depth x block_size of the largest
+ * job run -- and can be handed back with dp_engine_release_buffers. The
+ * engine does not own the fd.
  *
  * A probe keeps exactly `queue_depth` I/Os in flight (closed loop): each
  * completion is timestamped (CLOCK_MONOTONIC) and immediately replaced by a
  * new I/O until the time or op budget is spent. The first `queue_depth`
- * completions are a warm-up and not counted; the measured window runs from
- * the last warm-up completion to the moment the budget is spent, and the
- * I/Os still in flight then are reaped but not counted, so every counted I/O
- * ran at the full queue depth.
+ * completions are a warm-up and not counted. When the budget is spent no
+ * new I/O is submitted; the ones in flight are reaped and counted. The
+ * measured window runs from the last warm-up completion to the last
+ * counted completion: both ends are the completion of the last I/O of a
+ * batch submitted at full queue depth, so a device that completes I/O in
+ * bursts (a blkio throttle's 100 ms slices) is not under-counted by up to
+ * queue_depth - 1 I/Os at the end. With an op budget exactly max_ops I/Os
+ * are counted (unless some fail).
  *
  * Stalls: an I/O older than `timeout_ns` ends the probe with
  * result.stalled = 1. io_cancel does not work for disk I/O, so the kernel
