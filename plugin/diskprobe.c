@@ -766,10 +766,10 @@ static int diskprobe_init(void) {
 /* ---- the device view (/proc/diskstats) ---------------------------------- */
 
 #define DISKPROBE_DEVICES_MAX 1024
-/* A device busier than this, mostly with I/O that is not ours, is marked
- * saturated: probes still run (their latency is what users see then, and
- * DutyCycle bounds what they add) but the flag says why latency is high. */
-#define DISKPROBE_SATURATED_PERCENT 90.0
+/* A device busier than SaturationThreshold, mostly with I/O that is not
+ * ours, is marked saturated: probes still run (their latency is what users
+ * see then, and DutyCycle bounds what they add) but the flag says why
+ * latency is high. */
 
 static int diskprobe_devstats_init(diskprobe_ctx_t *ctx) {
   for (size_t k = 0; k < ctx->nworkers; k++) {
@@ -868,7 +868,7 @@ static void diskprobe_devstats_read(diskprobe_ctx_t *ctx, cdtime_t now,
       dp_diskstats_probe_share(m, ios - w->share_ios0, bytes - w->share_bytes0);
       w->share_ios0 = ios;
       w->share_bytes0 = bytes;
-      w->saturated = m->util_percent >= DISKPROBE_SATURATED_PERCENT &&
+      w->saturated = m->util_percent >= ctx->conf.saturation_percent &&
                      !(m->probe_bytes_share >= 0.5);
     } else {
       m->probe_bytes_share = 0;

@@ -245,6 +245,7 @@ int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {
 void dp_plugin_conf_init(dp_plugin_conf_t *c) {
   c->duty_cycle_percent = 2.0;
   c->splay = 1;
+  c->saturation_percent = 90.0;
 }
 
 int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
@@ -260,6 +261,17 @@ int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
     c->duty_cycle_percent = v;
     return 0;
   }
+  if (strcasecmp(key, "SaturationThreshold") == 0) {
+    char *end;
+    double v = strtod(val, &end);
+    if (end == val || *end || !(v >= 1 && v <= 1000))
+      return say(err, errlen, -EINVAL,
+                 "Option \"SaturationThreshold\": value \"%s\" is invalid: "
+                 "allowed 1 to 1000 (percent utilisation)",
+                 val);
+    c->saturation_percent = v;
+    return 0;
+  }
   if (strcasecmp(key, "Splay") == 0) {
     if (strcasecmp(val, "true") == 0)
       c->splay = 1;
@@ -273,8 +285,8 @@ int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
     return 0;
   }
   return say(err, errlen, -ENOENT,
-             "unknown option \"%s\": allowed DutyCycle, Splay and <Target> "
-             "blocks",
+             "unknown option \"%s\": allowed DutyCycle, Splay, "
+             "SaturationThreshold, DeviceStats and <Target> blocks",
              key);
 }
 

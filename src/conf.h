@@ -92,10 +92,13 @@ int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen);
  *                                   interval (see dp_duty_interval_ns)
  *   Splay      true    true/false   start each target's first round at a
  *                                   random point of its interval
+ *   SaturationThreshold 90 (%) 1 .. 1000  utilisation above which a disk
+ *                                   busy with others' I/O is "saturated"
  */
 typedef struct {
   double duty_cycle_percent;
   int splay;
+  double saturation_percent;
 } dp_plugin_conf_t;
 
 void dp_plugin_conf_init(dp_plugin_conf_t *c);

@@ -205,6 +205,14 @@ static void test_plugin_options_and_duty(void **state) {
                    -EINVAL);
   assert_int_equal(dp_plugin_conf_set(&c, "Duty", "1", err, sizeof(err)),
                    -ENOENT);
+  assert_true(c.saturation_percent == 90.0);
+  assert_int_equal(
+      dp_plugin_conf_set(&c, "SaturationThreshold", "75", err, sizeof(err)), 0);
+  assert_true(c.saturation_percent == 75.0);
+  assert_int_equal(
+      dp_plugin_conf_set(&c, "SaturationThreshold", "0", err, sizeof(err)),
+      -EINVAL);
+  assert_non_null(strstr(err, "allowed 1 to 1000"));
 
   const uint64_t s = 1000000000ull;
   /* within budget: the configured interval stands */
