@@ -2,6 +2,15 @@
 #ifndef DP_CLI_H
 #define DP_CLI_H
 
+#include <string.h>
+
+/* --format: "text" -> 0, "json" -> 1, anything else -> -1. */
+static inline int dp_cli_format(const char *s) {
+  if (strcmp(s, "json") == 0)
+    return 1;
+  return strcmp(s, "text") == 0 ? 0 : -1;
+}
+
 /* `diskprobe stat ...`: argv[0] is "stat". Returns the exit status. */
 int dp_cmd_stat(int argc, char **argv);
 

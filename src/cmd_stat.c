@@ -220,11 +220,7 @@ int dp_cmd_stat(int argc, char **argv) {
         return usage_error("invalid --count", optarg, ": a positive integer");
       break;
     case 'f':
-      if (strcmp(optarg, "json") == 0)
-        json = 1;
-      else if (strcmp(optarg, "text") == 0)
-        json = 0;
-      else
+      if ((json = dp_cli_format(optarg)) < 0)
         return usage_error("invalid --format", optarg, ": text or json");
       break;
     case 'h':

@@ -154,11 +154,7 @@ static int cmd_run(int argc, char **argv) {
         return bad_arg("--file-size", optarg, "a size of at least 1M");
       break;
     case 'f':
-      if (strcmp(optarg, "json") == 0)
-        json = 1;
-      else if (strcmp(optarg, "text") == 0)
-        json = 0;
-      else
+      if ((json = dp_cli_format(optarg)) < 0)
         return bad_arg("--format", optarg, "text or json");
       break;
     case 'h':
