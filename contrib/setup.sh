@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(
   # build
-  gcc make autoconf automake libtool pkg-config
+  gcc make autoconf automake libtool pkg-config clang-format
   libaio-dev collectd-dev librrd-dev libcmocka-dev
   # run: collectd, its rrdtool and write_prometheus plugins' libraries
   collectd-core rrdtool libmicrohttpd12 libprotobuf-c1
