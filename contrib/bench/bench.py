@@ -193,9 +193,9 @@ def fio_run(t, job, number_ios=None, lat_log=None):
 
 
 def ioping_run(t, job):
+    # fio_path: the device, or the probe file itself (not its directory).
     cmd = ["ioping", "-D", "-B", "-q", "-i", "0", "-s", job["bs"],
-           "-w", "%gs" % ARGS.duration] + t["ioping_args"] + [t["dp_path"]
-                                                              if t["kind"] == "dev" else t["fio_path"]]
+           "-w", "%gs" % ARGS.duration] + t["ioping_args"] + [t["fio_path"]]
     rc, so, se, cpu, wall = run_measured(cmd, t.get("cgroup"))
     f = so.split()
     if rc != 0 or len(f) < 8:
@@ -965,8 +965,9 @@ def print_collectd(cd):
         else ""))
     out("every instance also loads %s and writes RRD files (rrdtool)." %
         ", ".join(CD_BASE_PLUGINS))
-    out("Three instances side by side for %ds; sampled every second after "
-        "warm-up for %.0fs." % (cd["seconds"], cd["window_s"]))
+    out("%s side by side for %ds; sampled every second after warm-up for "
+        "%.0fs." % ("Five instances (QUICK: both phases at once)" if ARGS.quick
+                    else "Three instances", cd["seconds"], cd["window_s"]))
     out()
     out("%-34s %12s %12s %12s" % ("", "no diskprobe", "no targets",
                                   "8 targets"))
