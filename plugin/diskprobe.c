@@ -140,12 +140,6 @@ static void diskprobe_submit(const char *instance, const char *type,
                              const char *type_instance, value_t *values,
                              size_t n, cdtime_t time, cdtime_t interval);
 
-static uint64_t diskprobe_now_ns(void) { return dp_now_ns(); }
-
-static cdtime_t diskprobe_ns_to_cdtime(uint64_t ns) {
-  return NS_TO_CDTIME_T(ns);
-}
-
 /* ---- configuration ----------------------------------------------------- */
 
 /* One option value as a string, as conf.c wants it. */
@@ -559,7 +553,7 @@ static void diskprobe_target_run(diskprobe_ctx_t *ctx, diskprobe_target_t *t) {
     q->err_timeout_total = ps->err_timeout_total;
     if (r.stalled) {
       t->w->stalled = 1;
-      t->w->stall_since_ns = diskprobe_now_ns() - t->conf.timeout_ns;
+      t->w->stall_since_ns = dp_now_ns() - t->conf.timeout_ns;
       t->w->stalled_target = t;
     }
     pthread_mutex_unlock(&ctx->lock);
@@ -605,7 +599,7 @@ static void diskprobe_worker_unstall(diskprobe_worker_t *w) {
     return;
   diskprobe_ctx_t *ctx = w->ctx;
   pthread_mutex_lock(&ctx->lock);
-  double secs = (double)(diskprobe_now_ns() - w->stall_since_ns) / 1e9;
+  double secs = (double)(dp_now_ns() - w->stall_since_ns) / 1e9;
   w->stalled = 0;
   w->stalled_target = NULL;
   pthread_mutex_unlock(&ctx->lock);
@@ -638,7 +632,7 @@ static void *diskprobe_worker_main(void *arg) {
     for (size_t i = 0; i < w->ntargets; i++)
       if (next == NULL || w->targets[i]->next_due_ns < next->next_due_ns)
         next = w->targets[i];
-    uint64_t now = diskprobe_now_ns();
+    uint64_t now = dp_now_ns();
     if (next->next_due_ns > now) {
       struct timespec ts;
       diskprobe_abs_timespec(next->next_due_ns, &ts);
@@ -650,7 +644,7 @@ static void *diskprobe_worker_main(void *arg) {
     pthread_mutex_lock(&ctx->lock);
     /* Keep the cadence; a round that overran starts the next at once. */
     next->next_due_ns += next->interval_ns;
-    now = diskprobe_now_ns();
+    now = dp_now_ns();
     if (next->next_due_ns < now)
       next->next_due_ns = now;
   }
@@ -705,7 +699,7 @@ static int diskprobe_init(void) {
   ctx->workers = calloc(ctx->ntargets, sizeof(*ctx->workers));
   if (ctx->workers == NULL)
     return -1;
-  uint64_t now = diskprobe_now_ns();
+  uint64_t now = dp_now_ns();
   unsigned seed = (unsigned)now;
   for (size_t i = 0; i < ctx->ntargets; i++) {
     diskprobe_target_t *t = &ctx->targets[i];
@@ -852,9 +846,8 @@ static void diskprobe_devstats_read(diskprobe_ctx_t *ctx, cdtime_t now,
   }
   c_release(LOG_INFO, &ctx->ds_complaint,
             PLUGIN_NAME " plugin: /proc/diskstats readable again.");
-  int n = dp_diskstats_tracker_feed(&ctx->tracker, ctx->dsbuf, len,
-                                    diskprobe_now_ns(), ctx->metrics,
-                                    DISKPROBE_DEVICES_MAX);
+  int n = dp_diskstats_tracker_feed(&ctx->tracker, ctx->dsbuf, len, dp_now_ns(),
+                                    ctx->metrics, DISKPROBE_DEVICES_MAX);
   for (int i = 0; i < n; i++) {
     dp_diskstats_metrics_t *m = &ctx->metrics[i];
     diskprobe_worker_t *w = NULL;
@@ -897,7 +890,7 @@ static void diskprobe_submit(const char *instance, const char *type,
 static void diskprobe_submit_probe(const diskprobe_target_t *t,
                                    const diskprobe_pending_t *p) {
   const dp_result_t *r = &p->s.r;
-  cdtime_t ivl = diskprobe_ns_to_cdtime(p->s.interval_ns), tm = p->s.time;
+  cdtime_t ivl = NS_TO_CDTIME_T(p->s.interval_ns), tm = p->s.time;
   const char *in = t->conf.name, *pn = p->probe->conf.name;
   int measured = r->ops > 0;
   value_t v[7];
@@ -925,7 +918,7 @@ static void diskprobe_submit_probe(const diskprobe_target_t *t,
 static int diskprobe_read(user_data_t *ud) {
   diskprobe_ctx_t *ctx = ud->data;
   cdtime_t now = cdtime(), ivl = plugin_get_interval();
-  uint64_t mono = diskprobe_now_ns();
+  uint64_t mono = dp_now_ns();
 
   diskprobe_devstats_read(ctx, now, ivl);
 
@@ -982,7 +975,7 @@ static int diskprobe_shutdown(void) {
   pthread_mutex_unlock(&ctx->lock);
 
   int leaked = 0;
-  uint64_t t0 = diskprobe_now_ns();
+  uint64_t t0 = dp_now_ns();
   for (size_t k = 0; k < ctx->nworkers; k++) {
     diskprobe_worker_t *w = &ctx->workers[k];
     if (!w->started)
@@ -1001,7 +994,7 @@ static int diskprobe_shutdown(void) {
     w->started = 0;
   }
   INFO(PLUGIN_NAME " plugin: shut down in %.1f s%s.",
-       (double)(diskprobe_now_ns() - t0) / 1e9,
+       (double)(dp_now_ns() - t0) / 1e9,
        leaked ? ", leaving a worker stuck on a hung disk" : "");
   if (leaked)
     return 0; /* memory stays: a stuck worker and the kernel still use it */

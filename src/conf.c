@@ -66,8 +66,11 @@ static int set_seconds(const char *key, const char *val, double lo, double hi,
   return 0;
 }
 
+/* A size in [lo, hi] that is a multiple of `multiple`, which `rule`
+ * states in words for the message (", a multiple of 512"). */
 static int set_size(const char *key, const char *val, uint64_t lo, uint64_t hi,
-                    uint64_t multiple, uint64_t *out, char *err, size_t len) {
+                    uint64_t multiple, const char *rule, uint64_t *out,
+                    char *err, size_t len) {
   uint64_t v;
   char los[32], his[32];
   dp_format_size(lo, los, sizeof(los));
@@ -76,7 +79,7 @@ static int set_size(const char *key, const char *val, uint64_t lo, uint64_t hi,
     return say(err, len, -EINVAL,
                "Option \"%s\": value \"%s\" is invalid: allowed %s to %s%s "
                "(suffixes k, M, G, T)",
-               key, val, los, his, multiple > 1 ? ", a multiple of 512" : "");
+               key, val, los, his, rule);
   *out = v;
   return 0;
 }
@@ -116,12 +119,8 @@ int dp_target_conf_set(dp_target_conf_t *t, const char *key, const char *val,
   }
   if (strcasecmp(key, "FileSize") == 0)
     return set_size("FileSize", val, 1ull << 20, 1ull << 40, 1ull << 20,
-                    &t->file_size_bytes, err, errlen) < 0
-               ? say(err, errlen, -EINVAL,
-                     "Option \"FileSize\": value \"%s\" is invalid: allowed "
-                     "1M to 1T, a whole number of MiB (suffixes M, G, T)",
-                     val)
-               : 0;
+                    ", a whole number of MiB", &t->file_size_bytes, err,
+                    errlen);
   if (strcasecmp(key, "ProbeInterval") == 0)
     return set_seconds("ProbeInterval", val, 1, 86400, &t->interval_ns, err,
                        errlen);
@@ -145,7 +144,8 @@ int dp_probe_conf_set(dp_probe_conf_t *p, const char *key, const char *val,
     return 0;
   }
   if (strcasecmp(key, "BlockSize") == 0) {
-    if (set_size("BlockSize", val, 512, 64ull << 20, 512, &v, err, errlen) < 0)
+    if (set_size("BlockSize", val, 512, 64ull << 20, 512, ", a multiple of 512",
+                 &v, err, errlen) < 0)
       return -EINVAL;
     p->block_size = (uint32_t)v;
     return 0;
