@@ -51,4 +51,4 @@ if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
   ./configure -q
 fi
 make -s -j"$(nproc)" >/dev/null
-echo "setup: built src/diskprobe and plugin/.libs/diskprobe.so"
+echo "setup: built src/cli/diskprobe and plugin/.libs/diskprobe.so"

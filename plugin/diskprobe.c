@@ -34,6 +34,7 @@
 #include "collectd/core/daemon/utils_complain.h"
 #include "collectd/core/utils/common/common.h"
 
+#include "clock.h"
 #include "conf.h"
 #include "diskstats.h"
 #include "engine.h"

@@ -1,6 +1,8 @@
 /* engine.c - closed-loop libaio probe engine; see engine.h for the contract. */
 #define _GNU_SOURCE
 #include "engine.h"
+#include "clock.h"
+#include "rng.h"
 
 #include <errno.h>
 #include <libaio.h>
@@ -12,8 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NS_PER_S UINT64_C(1000000000)
-#define DEFAULT_TIMEOUT_NS (30 * NS_PER_S)
+#define DEFAULT_TIMEOUT_NS (30 * DP_NS_PER_S)
 /* How often in-flight I/O is scanned for stalls, at most. */
 #define STALL_SCAN_NS (50 * UINT64_C(1000000))
 /* A probe whose I/Os keep failing stops after this many errors. */
@@ -64,38 +65,6 @@ int dp_pattern_parse(const char *name, dp_pattern_t *out) {
 int dp_pattern_writes(dp_pattern_t p) {
   return p == DP_PATTERN_RANDWRITE || p == DP_PATTERN_SEQWRITE ||
          p == DP_PATTERN_SYNCWRITE;
-}
-
-uint64_t dp_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
-/* xorshift64*: fast, and its output does not compress or deduplicate. */
-static uint64_t rng_next(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *s = x;
-  return x * UINT64_C(2685821657736338717);
-}
-
-void dp_fill_random(void *buf, size_t len, uint64_t *state) {
-  if (*state == 0)
-    *state = UINT64_C(0x9E3779B97F4A7C15);
-  unsigned char *p = buf;
-  while (len >= 8) {
-    uint64_t v = rng_next(state);
-    memcpy(p, &v, 8);
-    p += 8;
-    len -= 8;
-  }
-  if (len) {
-    uint64_t v = rng_next(state);
-    memcpy(p, &v, len);
-  }
 }
 
 static double cpu_s(const struct timeval *tv) {
@@ -193,11 +162,6 @@ void dp_engine_close(dp_engine_t *e) {
   free(e);
 }
 
-static void ns_to_timespec(uint64_t ns, struct timespec *ts) {
-  ts->tv_sec = (time_t)(ns / NS_PER_S);
-  ts->tv_nsec = (long)(ns % NS_PER_S);
-}
-
 int dp_engine_reap(dp_engine_t *e, uint64_t wait_ns) {
   uint64_t deadline = dp_now_ns() + wait_ns;
   while (e->outstanding > 0) {
@@ -205,7 +169,7 @@ int dp_engine_reap(dp_engine_t *e, uint64_t wait_ns) {
     if (now >= deadline)
       break;
     struct timespec ts;
-    ns_to_timespec(deadline - now, &ts);
+    dp_ns_to_timespec(deadline - now, &ts);
     int n = io_getevents(e->ctx, 1, (long)e->max_qd, e->events, &ts);
     if (n == -EINTR)
       continue;
@@ -249,7 +213,7 @@ static void write_data(dp_engine_t *e, unsigned char *buf, size_t slot,
     e->wfilled[slot] = block_size;
   }
   for (uint32_t off = 0; off < block_size; off += STAMP_EVERY) {
-    uint64_t v = rng_next(&e->rng);
+    uint64_t v = dp_rng_next(&e->rng);
     memcpy(buf + off, &v, sizeof(v));
   }
 }
@@ -261,7 +225,7 @@ static void prep_slot(dp_engine_t *e, run_t *r, size_t slot) {
     block = r->seq_next;
     r->seq_next = (r->seq_next + 1) % r->nblocks;
   } else {
-    block = rng_next(&e->rng) % r->nblocks;
+    block = dp_rng_next(&e->rng) % r->nblocks;
   }
   long long off = (long long)(j->region_offset + block * j->block_size);
   unsigned char *buf = e->bufs + slot * (size_t)e->max_bs;
@@ -354,7 +318,7 @@ int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res) {
     e->rng = job->seed;
 
   run_t r = {.job = job, .nblocks = job->region_bytes / job->block_size};
-  r.seq_next = rng_next(&e->rng) % r.nblocks;
+  r.seq_next = dp_rng_next(&e->rng) % r.nblocks;
   uint64_t timeout = job->timeout_ns ? job->timeout_ns : DEFAULT_TIMEOUT_NS;
   uint64_t scan_every =
       timeout / 4 < STALL_SCAN_NS ? timeout / 4 : STALL_SCAN_NS;
@@ -380,7 +344,7 @@ int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res) {
 
   while (e->outstanding > 0) {
     struct timespec ts;
-    ns_to_timespec(scan_every, &ts);
+    dp_ns_to_timespec(scan_every, &ts);
     int n = io_getevents(e->ctx, 1, (long)job->queue_depth, e->events, &ts);
     if (n == -EINTR)
       continue;

@@ -153,11 +153,4 @@ unsigned dp_engine_outstanding(const dp_engine_t *e);
  * and frees everything. NULL is allowed. */
 void dp_engine_close(dp_engine_t *e);
 
-/* Fills buf with fast pseudo-random (incompressible) bytes; state != 0 is
- * advanced. Shared with the probe-file layout. */
-void dp_fill_random(void *buf, size_t len, uint64_t *state);
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t dp_now_ns(void);
-
 #endif /* DP_ENGINE_H */

@@ -1,7 +1,9 @@
 /* target.c - probe files and block-device targets; see target.h. */
 #define _GNU_SOURCE
 #include "target.h"
+#include "clock.h"
 #include "engine.h"
+#include "rng.h"
 
 #include <errno.h>
 #include <fcntl.h>

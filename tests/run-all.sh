@@ -22,7 +22,7 @@ summ() { # summ LOGFILE: reads automake's test-suite.log counts
 }
 show_failures() {
   local dir=$1
-  grep -l -E "^(FAIL|ERROR)" "$dir"/tests/*.trs 2>/dev/null | while read -r trs; do
+  grep -l -E "^(FAIL|ERROR)" "$dir"/tests/*/*.trs 2>/dev/null | while read -r trs; do
     echo "---- ${trs%.trs}.log"
     tail -n 40 "${trs%.trs}.log"
   done
@@ -37,7 +37,7 @@ make -j1 check 2>&1 | tee make-check.out |
 [ $status = 0 ] || show_failures "$top"
 read -r p1 f1 s1 < <(summ test-suite.log)
 # Skipped tests say why:
-grep -h "^SKIP:" tests/*.log 2>/dev/null | sort -u | sed 's/^/  /'
+grep -h "^SKIP:" tests/*/*.log 2>/dev/null | sort -u | sed 's/^/  /'
 
 echo "run-all: cmocka suites under ASan+UBSan"
 # In-tree rebuild (a VPATH build is refused once the tree is configured),

@@ -9,7 +9,7 @@
 # Needs root (loop devices, cgroup-v1 blkio), fio, ioping, python3; valgrind
 # and collectd for the collectd/allocation sections (skipped if missing);
 # python3-matplotlib for the plot (skipped if missing). Build first
-# (bash contrib/setup.sh): it uses src/diskprobe and plugin/.libs/diskprobe.so
+# (bash contrib/setup.sh): it uses src/cli/diskprobe and plugin/.libs/diskprobe.so
 # as built, and never builds or edits anything outside its results dir.
 #
 # Environment (defaults in brackets; QUICK=1 changes the starred ones):
@@ -24,7 +24,7 @@
 #   TARGETS, JOBS   only these io targets / jobs, comma-separated [all]:
 #                   memloop,file,throttled / randread-qd1,randread-qd32,
 #                   seqread-qd4,randwrite-qd1,seqwrite-qd4,syncwrite-qd1
-#   DISKPROBE       diskprobe binary [src/diskprobe]
+#   DISKPROBE       diskprobe binary [src/cli/diskprobe]
 #   PLUGIN          plugin .so [plugin/.libs/diskprobe.so]
 #   OUT             results dir [contrib/bench/results/<UTC time>]
 #
@@ -47,7 +47,7 @@ else
   : "${PAIRS:=5}" "${DURATION:=2}" "${SHM_MB:=1024}" "${FILE_SIZE:=1g}" "${COLLECTD_SECONDS:=60}"
 fi
 : "${FILE_DIR:=/var/tmp}" "${THROTTLE_IOPS:=500}" "${SECTIONS:=io,collectd,alloc}"
-: "${DISKPROBE:=$top/src/diskprobe}" "${PLUGIN:=$top/plugin/.libs/diskprobe.so}"
+: "${DISKPROBE:=$top/src/cli/diskprobe}" "${PLUGIN:=$top/plugin/.libs/diskprobe.so}"
 : "${OUT:=$here/results/$(date -u +%Y%m%d-%H%M%S)}"
 BLKIO=/sys/fs/cgroup/blkio
 

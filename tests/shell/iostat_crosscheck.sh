@@ -25,8 +25,8 @@
 # script attaches is ever touched, and it is detached on any exit.
 set -u
 
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-DISKPROBE="$top_builddir/src/diskprobe"
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+DISKPROBE="$top_builddir/src/cli/diskprobe"
 WINDOW=5   # seconds measured by both tools
 RUNTIME=12 # fio run time; the window starts 2 s in
 

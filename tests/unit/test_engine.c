@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "clock.h"
 #include "engine.h"
 
 /* ---- the fake kernel ---------------------------------------------------- */

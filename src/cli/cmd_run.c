@@ -1,14 +1,11 @@
 /*
- * diskprobe.c - the one-shot command-line tool on top of the core library.
- *
- *   diskprobe run [options] TARGET     one probe, a table or JSON
- *   diskprobe stat [options] DEVICE... the iostat -x view (cmd_stat.c)
+ * cmd_run.c - `diskprobe run`: one probe against one target, printed as a
+ * table or one JSON object.
  *
  * Exit status: 0 on success, 1 when the probe could not run or saw I/O
  * errors or a stall, 2 on a usage error. Failures print one line on stderr.
  */
 #define _GNU_SOURCE
-#include "build-config.h"
 #include "cli.h"
 #include "engine.h"
 #include "target.h"
@@ -20,23 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void usage(FILE *f) {
-  fprintf(
-      f,
-      "usage: diskprobe run [--pattern "
-      "randread|seqread|randwrite|seqwrite|syncwrite]\n"
-      "                     [--block-size 8k] [--queue-depth N] "
-      "[--duration 2s]\n"
-      "                     [--ops N] [--timeout 10s] [--file-size 1g]\n"
-      "                     [--format text|json] TARGET\n"
-      "       diskprobe stat [--interval 1s] [--count N] "
-      "[--format text|json] DEVICE...\n"
-      "       diskprobe --version\n"
-      "\n"
-      "TARGET is a block device (opened read-only) or a probe-file path:\n"
-      "a directory that holds diskprobe.probe, or a path ending in .probe.\n");
-}
 
 static void print_json(const dp_result_t *r, const dp_target_t *t) {
   printf("{\"target\":\"%s\",\"device\":\"%s\",\"pattern\":\"%s\","
@@ -91,7 +71,7 @@ static int bad_arg(const char *opt, const char *val, const char *allowed) {
   return 2;
 }
 
-static int cmd_run(int argc, char **argv) {
+int dp_cmd_run(int argc, char **argv) {
   static const struct option opts[] = {
       {"pattern", required_argument, NULL, 'p'},
       {"block-size", required_argument, NULL, 'b'},
@@ -158,10 +138,10 @@ static int cmd_run(int argc, char **argv) {
         return bad_arg("--format", optarg, "text or json");
       break;
     case 'h':
-      usage(stdout);
+      dp_cli_usage(stdout);
       return 0;
     default:
-      usage(stderr);
+      dp_cli_usage(stderr);
       return 2;
     }
   }
@@ -236,26 +216,4 @@ static int cmd_run(int argc, char **argv) {
   dp_engine_close(e);
   dp_target_close(&t);
   return status;
-}
-
-int main(int argc, char **argv) {
-  if (argc < 2) {
-    usage(stderr);
-    return 2;
-  }
-  if (strcmp(argv[1], "--version") == 0) {
-    printf("diskprobe %s\n", DP_VERSION);
-    return 0;
-  }
-  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-    usage(stdout);
-    return 0;
-  }
-  if (strcmp(argv[1], "run") == 0)
-    return cmd_run(argc - 1, argv + 1);
-  if (strcmp(argv[1], "stat") == 0)
-    return dp_cmd_stat(argc - 1, argv + 1);
-  fprintf(stderr, "diskprobe: unknown command '%s' (see diskprobe --help)\n",
-          argv[1]);
-  return 2;
 }

@@ -4,9 +4,9 @@
 #
 # Exit codes follow automake: 0 pass, 1 fail, 77 skip.
 
-: "${top_builddir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
-DISKPROBE="$top_builddir/src/diskprobe"
+: "${top_builddir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+DISKPROBE="$top_builddir/src/cli/diskprobe"
 BLKIO=/sys/fs/cgroup/blkio
 
 # Resources are recorded in a registry file, not in shell arrays: the

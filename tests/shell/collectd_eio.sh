@@ -1,7 +1,7 @@
 #!/bin/bash
 # collectd_eio.sh - real I/O errors through the real collectd.
 #
-# The probe file of target "flaky" lives on tests/faultyfs.py, a FUSE
+# The probe file of target "flaky" lives on tests/shell/faultyfs.py, a FUSE
 # filesystem that can make every read and write fail with EIO on demand;
 # target "healthy" is an ordinary probe file. Once flaky has probed
 # cleanly, EIO is switched on:

@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "clock.h"
 #include "diskstats.h"
 #include "engine.h"
 #include "units.h"
