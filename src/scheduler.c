@@ -1,0 +1,793 @@
+/* scheduler.c - the probe scheduler; see scheduler.h for the contract. */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
+#include "scheduler.h"
+#include "clock.h"
+#include "job.h"
+#include "rng.h"
+#include "target.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#define UNRESOLVED_DISK "?"
+
+typedef struct {
+  dp_probe_conf_t conf;
+  uint64_t err_io_total, err_short_total, err_timeout_total;
+  dp_sched_sample_t *queue; /* queue_len slots, oldest at qhead */
+  unsigned qhead, qlen;
+} probe_t;
+
+typedef struct {
+  dp_target_conf_t conf;
+  size_t index;
+  dp_target_t t;
+  dp_engine_t *engine; /* non-NULL exactly while the target is open */
+  dev_t home_dev;      /* st_dev of the first successful open of a Path */
+  uint64_t next_due_ns, interval_ns, rounds;
+  int stretched_sent;
+  unsigned open_failures; /* consecutive */
+  int failed;             /* the last round ended in a failure */
+  size_t worker;
+  probe_t probes[DP_PROBES_MAX];
+} target_t;
+
+typedef struct {
+  dev_t disk;
+  char disk_name[64]; /* UNRESOLVED_DISK for the unresolved worker */
+  size_t *targets;    /* indexes, capacity s->ntargets */
+  size_t ntargets;
+  uint64_t max_timeout_ns;
+  dp_io_counter_t issued;
+  pthread_t thread;
+  int started;
+  int stalled; /* guarded by s->lock */
+  uint64_t stall_since_ns;
+  size_t stalled_target;
+} worker_t;
+
+struct dp_sched {
+  dp_sched_conf_t c;
+  target_t *targets;
+  size_t ntargets;
+  worker_t *workers; /* capacity ntargets + 1: never reallocated */
+  size_t nworkers;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;  /* workers sleep here */
+  pthread_cond_t qcond; /* consumers wait here for samples */
+  atomic_int stop;      /* read by running probes */
+  int shutdown, started, stopped, leaked;
+  size_t queued;
+  uint64_t rng;
+};
+
+void dp_sched_conf_init(dp_sched_conf_t *c) {
+  memset(c, 0, sizeof(*c));
+  c->duty_cycle_percent = 2;
+  c->splay = 1;
+  c->sysroot = "/sys";
+  c->queue_len = DP_SCHED_QUEUE_DEFAULT;
+  c->join_grace_ns = 5 * DP_NS_PER_S;
+}
+
+static uint64_t now_ns(const dp_sched_t *s) {
+  return s->c.now_ns ? s->c.now_ns(s->c.clock_arg) : dp_now_ns();
+}
+
+uint64_t dp_sched_pace_ns(uint64_t configured_ns, uint64_t busy_ns,
+                          double duty_percent, unsigned sharing) {
+  if (duty_percent <= 0 || sharing == 0)
+    return configured_ns;
+  double need = (double)busy_ns * (double)sharing * 100.0 / duty_percent;
+  return need > (double)configured_ns ? (uint64_t)need : configured_ns;
+}
+
+uint64_t dp_sched_splay_ns(uint64_t now, uint64_t interval_ns, uint64_t *rng) {
+  if (interval_ns == 0)
+    return now;
+  return now + dp_rng_next(rng) % interval_ns;
+}
+
+/* ---- disks ---------------------------------------------------------------
+ */
+
+/* st_dev of a path, or of its nearest existing parent; 0 when the path
+ * cannot be examined for another reason than not existing (a dead mount:
+ * ENOTCONN, EIO), so that opening it reports that cause. */
+static dev_t path_dev(const char *path) {
+  char p[PATH_MAX];
+  struct stat st;
+  snprintf(p, sizeof(p), "%s", path);
+  while (stat(p, &st) != 0) {
+    if (errno != ENOENT)
+      return 0;
+    char *slash = strrchr(p, '/');
+    if (slash == NULL || slash == p)
+      return stat("/", &st) == 0 ? st.st_dev : 0;
+    *slash = '\0';
+  }
+  return st.st_dev;
+}
+
+/* The whole disk a configured target lives on, before anything is opened,
+ * and its name; 0 when it cannot be known yet (a missing Device). A device
+ * number sysfs does not know (btrfs, overlayfs) stands for itself. */
+static dev_t target_disk(const dp_sched_t *s, const dp_target_conf_t *tc,
+                         char *name, size_t len) {
+  struct stat st;
+  dev_t d = 0;
+  if (tc->is_device) {
+    if (stat(tc->path, &st) == 0 && S_ISBLK(st.st_mode))
+      d = st.st_rdev;
+  } else {
+    d = path_dev(tc->path);
+  }
+  if (d == 0) {
+    snprintf(name, len, UNRESOLVED_DISK);
+    return 0;
+  }
+  dp_device_t dev;
+  if (dp_device_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0) {
+    snprintf(name, len, "%s", dev.disk);
+    return makedev(dev.disk_major, dev.disk_minor);
+  }
+  snprintf(name, len, "%u:%u", major(d), minor(d));
+  return d;
+}
+
+/* The worker of disk d (name), created if missing. Lock held or not yet
+ * shared. */
+static size_t worker_for(dp_sched_t *s, dev_t d, const char *name) {
+  for (size_t k = 0; k < s->nworkers; k++)
+    if (s->workers[k].disk == d &&
+        (d != 0 || strcmp(s->workers[k].disk_name, UNRESOLVED_DISK) == 0))
+      return k;
+  worker_t *w = &s->workers[s->nworkers];
+  w->disk = d;
+  snprintf(w->disk_name, sizeof(w->disk_name), "%s", name);
+  return s->nworkers++;
+}
+
+static void worker_add(dp_sched_t *s, size_t k, size_t ti) {
+  worker_t *w = &s->workers[k];
+  w->targets[w->ntargets++] = ti;
+  s->targets[ti].worker = k;
+  if (s->targets[ti].conf.timeout_ns > w->max_timeout_ns)
+    w->max_timeout_ns = s->targets[ti].conf.timeout_ns;
+}
+
+static void worker_remove(dp_sched_t *s, size_t k, size_t ti) {
+  worker_t *w = &s->workers[k];
+  for (size_t i = 0; i < w->ntargets; i++)
+    if (w->targets[i] == ti) {
+      memmove(&w->targets[i], &w->targets[i + 1],
+              (w->ntargets - i - 1) * sizeof(*w->targets));
+      w->ntargets--;
+      return;
+    }
+}
+
+/* ---- events --------------------------------------------------------------
+ */
+
+static const char *device_name(const dp_sched_t *s, const target_t *t) {
+  if (t->t.dev.name[0])
+    return t->t.dev.name;
+  const char *d = s->workers[t->worker].disk_name;
+  return d[0] && strcmp(d, UNRESOLVED_DISK) != 0 ? d : "unknown";
+}
+
+static dp_sched_event_t event_of(const dp_sched_t *s, dp_sched_event_kind_t k,
+                                 const target_t *t) {
+  dp_sched_event_t ev = {.kind = k,
+                         .target_name = "",
+                         .path = "",
+                         .device = "unknown",
+                         .disk = ""};
+  if (t != NULL) {
+    ev.target = t->index;
+    ev.target_name = t->conf.name;
+    ev.path = t->t.path[0] ? t->t.path : t->conf.path;
+    ev.device = device_name(s, t);
+    ev.disk = s->workers[t->worker].disk_name;
+    ev.timeout_ns = t->conf.timeout_ns;
+  }
+  return ev;
+}
+
+static void emit(const dp_sched_t *s, const dp_sched_event_t *ev) {
+  if (s->c.on_event != NULL)
+    s->c.on_event(ev, s->c.event_arg);
+}
+
+/* ---- construction --------------------------------------------------------
+ */
+
+static void sched_free_memory(dp_sched_t *s) {
+  for (size_t i = 0; s->targets && i < s->ntargets; i++)
+    for (size_t k = 0; k < DP_PROBES_MAX; k++)
+      free(s->targets[i].probes[k].queue);
+  for (size_t k = 0; s->workers && k < s->ntargets + 1; k++)
+    free(s->workers[k].targets);
+  free(s->targets);
+  free(s->workers);
+  pthread_mutex_destroy(&s->lock);
+  pthread_cond_destroy(&s->cond);
+  pthread_cond_destroy(&s->qcond);
+  free(s);
+}
+
+int dp_sched_new(dp_sched_t **out, const dp_sched_conf_t *c,
+                 const dp_target_conf_t *targets, size_t n) {
+  *out = NULL;
+  if (n == 0 || c == NULL || c->duty_cycle_percent <= 0 ||
+      c->duty_cycle_percent > 100)
+    return -EINVAL;
+  dp_sched_t *s = calloc(1, sizeof(*s));
+  if (s == NULL)
+    return -ENOMEM;
+  s->c = *c;
+  if (s->c.sysroot == NULL)
+    s->c.sysroot = "/sys";
+  if (s->c.queue_len == 0)
+    s->c.queue_len = DP_SCHED_QUEUE_DEFAULT;
+  if (s->c.join_grace_ns == 0)
+    s->c.join_grace_ns = 5 * DP_NS_PER_S;
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->cond, &ca);
+  pthread_cond_init(&s->qcond, &ca);
+  pthread_condattr_destroy(&ca);
+  s->ntargets = n;
+  s->targets = calloc(n, sizeof(*s->targets));
+  s->workers = calloc(n + 1, sizeof(*s->workers));
+  if (s->targets == NULL || s->workers == NULL)
+    goto nomem;
+  for (size_t k = 0; k < n + 1; k++)
+    if ((s->workers[k].targets = calloc(n, sizeof(size_t))) == NULL)
+      goto nomem;
+  uint64_t now = now_ns(s);
+  s->rng = c->seed ? c->seed : now | 1;
+  for (size_t i = 0; i < n; i++) {
+    target_t *t = &s->targets[i];
+    t->conf = targets[i];
+    t->index = i;
+    t->t.fd = -1;
+    t->interval_ns = t->conf.interval_ns;
+    t->next_due_ns =
+        s->c.splay ? dp_sched_splay_ns(now, t->interval_ns, &s->rng) : now;
+    for (size_t k = 0; k < t->conf.nprobes; k++) {
+      t->probes[k].conf = t->conf.probes[k];
+      t->probes[k].queue = calloc(s->c.queue_len, sizeof(dp_sched_sample_t));
+      if (t->probes[k].queue == NULL)
+        goto nomem;
+    }
+    char name[64];
+    dev_t d = target_disk(s, &t->conf, name, sizeof(name));
+    worker_add(s, worker_for(s, d, name), i);
+  }
+  *out = s;
+  return 0;
+nomem:
+  sched_free_memory(s);
+  return -ENOMEM;
+}
+
+size_t dp_sched_nworkers(const dp_sched_t *s) { return s->nworkers; }
+const char *dp_sched_worker_disk(const dp_sched_t *s, size_t w) {
+  return s->workers[w].disk_name;
+}
+size_t dp_sched_worker_ntargets(const dp_sched_t *s, size_t w) {
+  return s->workers[w].ntargets;
+}
+size_t dp_sched_target_worker(const dp_sched_t *s, size_t i) {
+  return s->targets[i].worker;
+}
+const dp_io_counter_t *dp_sched_worker_counter(const dp_sched_t *s, size_t w) {
+  return &s->workers[w].issued;
+}
+int dp_sched_find_disk(const dp_sched_t *s, const char *disk) {
+  for (size_t k = 0; k < s->nworkers; k++)
+    if (strcmp(s->workers[k].disk_name, disk) == 0)
+      return (int)k;
+  return -ENOENT;
+}
+size_t dp_sched_max_samples(const dp_sched_t *s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->ntargets; i++)
+    n += s->targets[i].conf.nprobes;
+  return n * s->c.queue_len;
+}
+
+/* ---- opening a target ----------------------------------------------------
+ */
+
+static void open_failed(dp_sched_t *s, target_t *t, int err, const char *msg) {
+  t->open_failures++;
+  dp_sched_event_t ev = event_of(s, DP_SCHED_OPEN_FAILED, t);
+  ev.err = err;
+  ev.msg = msg;
+  ev.repeated = t->open_failures;
+  emit(s, &ev);
+}
+
+/* A Path whose filesystem was unmounted now points into the mount point on
+ * the parent filesystem: never lay out a probe file there. */
+static int moved_filesystem(dp_sched_t *s, target_t *t) {
+  if (t->conf.is_device || t->home_dev == 0)
+    return 0;
+  dev_t d = path_dev(t->conf.path);
+  if (d == 0 || d == t->home_dev)
+    return 0;
+  char name[64], msg[320];
+  dp_device_t dev;
+  if (dp_device_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0)
+    snprintf(name, sizeof(name), "%s", dev.name);
+  else
+    snprintf(name, sizeof(name), "%u:%u", major(d), minor(d));
+  snprintf(msg, sizeof(msg),
+           "the path is now on device %s (%u:%u), it was on %u:%u: filesystem "
+           "unmounted or replaced? Not probing there.",
+           name, major(d), minor(d), major(t->home_dev), minor(t->home_dev));
+  open_failed(s, t, -EXDEV, msg);
+  return 1;
+}
+
+/* Opens the target and its engine if needed. 1 when open. */
+static int target_open(dp_sched_t *s, target_t *t) {
+  if (t->engine != NULL)
+    return 1;
+  if (moved_filesystem(s, t))
+    return 0;
+  int rc =
+      t->conf.is_device
+          ? dp_target_open_block(t->conf.path, &t->t)
+          : dp_target_open_file(t->conf.path, t->conf.file_size_bytes, &t->t);
+  if (rc < 0) {
+    open_failed(s, t, rc, t->t.err);
+    return 0;
+  }
+  uint32_t max_qd = 1, max_bs = t->t.align;
+  for (size_t i = 0; i < t->conf.nprobes; i++) {
+    const dp_probe_conf_t *p = &t->probes[i].conf;
+    dp_job_t job;
+    char err[256], msg[320];
+    if ((rc = dp_job_build(p, &t->t, t->conf.timeout_ns, &job, err,
+                           sizeof(err))) < 0) {
+      snprintf(msg, sizeof(msg), "Probe \"%s\": %s", p->name, err);
+      dp_target_close(&t->t);
+      open_failed(s, t, rc, msg);
+      return 0;
+    }
+    if (p->queue_depth > max_qd)
+      max_qd = p->queue_depth;
+    if (p->block_size > max_bs)
+      max_bs = p->block_size;
+  }
+  if ((rc = dp_engine_open(&t->engine, t->t.fd, t->t.align, max_qd, max_bs)) <
+      0) {
+    char msg[128];
+    snprintf(msg, sizeof(msg), "cannot set up AIO: %s", strerror(-rc));
+    t->engine = NULL;
+    dp_target_close(&t->t);
+    open_failed(s, t, rc, msg);
+    return 0;
+  }
+  if (t->home_dev == 0)
+    t->home_dev = t->t.st_dev;
+  dp_sched_event_t ev = event_of(s, DP_SCHED_OPENED, t);
+  ev.laid_out = t->t.laid_out;
+  ev.recovered = t->open_failures > 0 || t->failed;
+  ev.size_bytes = t->t.size_bytes;
+  t->open_failures = 0;
+  t->failed = 0;
+  emit(s, &ev);
+  return 1;
+}
+
+/* Closes a target whose device failed, so the next round opens it afresh
+ * (a replaced device, a remounted filesystem). Not while the kernel still
+ * holds I/O: that would block in io_destroy. */
+static void target_reset(target_t *t) {
+  t->failed = 1;
+  if (t->engine != NULL) {
+    if (dp_engine_outstanding(t->engine) > 0)
+      return;
+    dp_engine_close(t->engine);
+    t->engine = NULL;
+  }
+  dp_target_close(&t->t);
+}
+
+/* ---- a round -------------------------------------------------------------
+ */
+
+/* Queues the round's samples with the interval now in force. Lock held. */
+static void enqueue(dp_sched_t *s, target_t *t, dp_sched_sample_t *round,
+                    size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    probe_t *p = &t->probes[round[i].probe];
+    round[i].interval_ns = t->interval_ns;
+    round[i].last_in_round = i == n - 1;
+    if (p->qlen == s->c.queue_len) { /* the consumer fell behind */
+      p->qhead = (p->qhead + 1) % s->c.queue_len;
+      p->qlen--;
+      s->queued--;
+    }
+    p->queue[(p->qhead + p->qlen++) % s->c.queue_len] = round[i];
+    s->queued++;
+  }
+  if (n > 0)
+    pthread_cond_broadcast(&s->qcond);
+}
+
+/* After a round: the interval that keeps the disk within DutyCycle. */
+static void pace(dp_sched_t *s, target_t *t, uint64_t busy_ns) {
+  const worker_t *w = &s->workers[t->worker];
+  uint64_t ivl =
+      dp_sched_pace_ns(t->conf.interval_ns, busy_ns, s->c.duty_cycle_percent,
+                       (unsigned)(w->ntargets ? w->ntargets : 1));
+  if (ivl > t->conf.interval_ns && !t->stretched_sent) {
+    t->stretched_sent = 1;
+    dp_sched_event_t ev = event_of(s, DP_SCHED_STRETCHED, t);
+    ev.busy_ns = busy_ns;
+    ev.configured_ns = t->conf.interval_ns;
+    ev.interval_ns = ivl;
+    emit(s, &ev);
+  }
+  pthread_mutex_lock(&s->lock);
+  t->interval_ns = ivl;
+  pthread_mutex_unlock(&s->lock);
+}
+
+static void round_done(dp_sched_t *s, target_t *t, dp_sched_sample_t *round,
+                       size_t n, uint64_t busy_ns) {
+  pace(s, t, busy_ns);
+  pthread_mutex_lock(&s->lock);
+  enqueue(s, t, round, n);
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* Runs every probe of target t once (worker w, without the lock). */
+static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
+  if (!target_open(s, t))
+    return;
+  dp_sched_sample_t round[DP_PROBES_MAX];
+  size_t n = 0;
+  uint64_t busy_ns = 0;
+  t->rounds++;
+  for (size_t i = 0; i < t->conf.nprobes; i++) {
+    if (atomic_load(&s->stop))
+      return; /* a round cut short by shutdown is not a measurement */
+    probe_t *ps = &t->probes[i];
+    dp_job_t job;
+    char err[256];
+    dp_job_build(&ps->conf, &t->t, t->conf.timeout_ns, &job, err, sizeof(err));
+    job.stop = &s->stop;
+    job.counter = &w->issued;
+    dp_result_t r;
+    int rc = dp_engine_run(t->engine, &job, &r);
+    if (rc < 0 && r.ops == 0 && !r.stalled) {
+      dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_FAILED, t);
+      ev.probe_name = ps->conf.name;
+      ev.err = rc;
+      ev.msg = strerror(-rc);
+      emit(s, &ev);
+      target_reset(t);
+      return;
+    }
+    if (atomic_load(&s->stop))
+      return;
+    busy_ns += (uint64_t)(r.wall_s * 1e9);
+    ps->err_io_total += r.err_io;
+    ps->err_short_total += r.err_short;
+    ps->err_timeout_total += r.err_timeout;
+    dp_sched_sample_t *smp = &round[n++];
+    smp->target = t->index;
+    smp->probe = i;
+    smp->target_name = t->conf.name;
+    smp->probe_name = ps->conf.name;
+    smp->r = r;
+    smp->r.hist = NULL;
+    smp->done_ns = now_ns(s);
+    smp->round = t->rounds;
+    smp->err_io_total = ps->err_io_total;
+    smp->err_short_total = ps->err_short_total;
+    smp->err_timeout_total = ps->err_timeout_total;
+    if (r.err_io > 0 || r.err_short > 0) {
+      dp_sched_event_t ev = event_of(s, DP_SCHED_IO_ERRORS, t);
+      ev.probe_name = ps->conf.name;
+      ev.result = &r;
+      ev.err = r.first_error;
+      emit(s, &ev);
+    }
+    if (r.stalled) {
+      pthread_mutex_lock(&s->lock);
+      w->stalled = 1;
+      w->stall_since_ns = smp->done_ns - t->conf.timeout_ns;
+      w->stalled_target = t->index;
+      pthread_mutex_unlock(&s->lock);
+      dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
+      ev.probe_name = ps->conf.name;
+      ev.result = &r;
+      ev.outstanding = dp_engine_outstanding(t->engine);
+      emit(s, &ev);
+      round_done(s, t, round, n, busy_ns);
+      return;
+    }
+    if (r.ops == 0 && (r.err_io > 0 || r.err_short > 0)) {
+      /* Nothing succeeded: the device may be gone; reopen next round. */
+      round_done(s, t, round, n, busy_ns);
+      target_reset(t);
+      return;
+    }
+  }
+  round_done(s, t, round, n, busy_ns);
+  /* Idle until the next round: hand the buffers' pages back. */
+  dp_engine_release_buffers(t->engine);
+}
+
+/* While stalled: reap for up to wait_ns; on full drain, clear the stall. */
+static void unstall(dp_sched_t *s, worker_t *w, uint64_t wait_ns) {
+  target_t *t = &s->targets[w->stalled_target];
+  if (dp_engine_reap(t->engine, wait_ns) != 0)
+    return;
+  pthread_mutex_lock(&s->lock);
+  uint64_t since = w->stall_since_ns;
+  w->stalled = 0;
+  pthread_mutex_unlock(&s->lock);
+  dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_ENDED, t);
+  ev.stall_ns = now_ns(s) - since;
+  emit(s, &ev);
+}
+
+static int worker_start(dp_sched_t *s, size_t k);
+
+/* The unresolved worker's round: a target whose disk is now known moves to
+ * that disk's worker. 1 if it moved. */
+static int regroup(dp_sched_t *s, size_t from, target_t *t) {
+  char name[64];
+  dev_t d = target_disk(s, &t->conf, name, sizeof(name));
+  if (d == 0)
+    return 0;
+  pthread_mutex_lock(&s->lock);
+  size_t k = worker_for(s, d, name);
+  worker_remove(s, from, t->index);
+  worker_add(s, k, t->index);
+  t->next_due_ns = now_ns(s);
+  int start = s->started && !s->shutdown && !s->workers[k].started;
+  pthread_cond_broadcast(&s->cond);
+  pthread_mutex_unlock(&s->lock);
+  dp_sched_event_t ev = event_of(s, DP_SCHED_REGROUPED, t);
+  ev.ntargets = s->workers[k].ntargets;
+  emit(s, &ev);
+  if (start)
+    worker_start(s, k);
+  return 1;
+}
+
+/* The earliest due time of worker w's targets. Lock held. */
+static target_t *next_target(dp_sched_t *s, worker_t *w) {
+  target_t *next = NULL;
+  for (size_t i = 0; i < w->ntargets; i++) {
+    target_t *t = &s->targets[w->targets[i]];
+    if (next == NULL || t->next_due_ns < next->next_due_ns)
+      next = t;
+  }
+  return next;
+}
+
+uint64_t dp_sched_step(dp_sched_t *s, size_t wi, uint64_t wait_ns) {
+  worker_t *w = &s->workers[wi];
+  pthread_mutex_lock(&s->lock);
+  if (w->stalled) {
+    pthread_mutex_unlock(&s->lock);
+    unstall(s, w, wait_ns);
+    return now_ns(s);
+  }
+  target_t *t = next_target(s, w);
+  uint64_t now = now_ns(s);
+  if (t == NULL || t->next_due_ns > now) {
+    uint64_t due = t ? t->next_due_ns : UINT64_MAX;
+    pthread_mutex_unlock(&s->lock);
+    return due;
+  }
+  int unresolved = strcmp(w->disk_name, UNRESOLVED_DISK) == 0;
+  pthread_mutex_unlock(&s->lock);
+
+  if (!unresolved || !regroup(s, wi, t))
+    round_run(s, w, t);
+
+  pthread_mutex_lock(&s->lock);
+  if (t->worker == wi) {
+    /* Keep the cadence; a round that overran starts the next at once. */
+    t->next_due_ns += t->interval_ns;
+    now = now_ns(s);
+    if (t->next_due_ns < now)
+      t->next_due_ns = now;
+  }
+  t = next_target(s, w);
+  uint64_t due = w->stalled ? now_ns(s) : t ? t->next_due_ns : UINT64_MAX;
+  pthread_mutex_unlock(&s->lock);
+  return due;
+}
+
+/* ---- threads -------------------------------------------------------------
+ */
+
+typedef struct {
+  dp_sched_t *s;
+  size_t k;
+} worker_arg_t;
+
+static void *worker_main(void *arg) {
+  worker_arg_t a = *(worker_arg_t *)arg;
+  free(arg);
+  dp_sched_t *s = a.s;
+  while (!atomic_load(&s->stop)) {
+    uint64_t due = dp_sched_step(s, a.k, DP_SCHED_REAP_NS);
+    pthread_mutex_lock(&s->lock);
+    if (!s->shutdown && due > dp_now_ns()) {
+      if (due == UINT64_MAX) {
+        pthread_cond_wait(&s->cond, &s->lock);
+      } else {
+        struct timespec ts;
+        dp_ns_to_timespec(due, &ts);
+        pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+      }
+    }
+    pthread_mutex_unlock(&s->lock);
+  }
+  return NULL;
+}
+
+static int worker_start(dp_sched_t *s, size_t k) {
+  worker_t *w = &s->workers[k];
+  worker_arg_t *a = malloc(sizeof(*a));
+  if (a == NULL)
+    return -ENOMEM;
+  a->s = s;
+  a->k = k;
+  pthread_mutex_lock(&s->lock);
+  int rc = w->started ? 0 : pthread_create(&w->thread, NULL, worker_main, a);
+  if (rc == 0 && !w->started)
+    w->started = 1;
+  else
+    free(a);
+  pthread_mutex_unlock(&s->lock);
+  if (rc != 0)
+    return -rc;
+  dp_sched_event_t ev = event_of(s, DP_SCHED_WORKER_STARTED, NULL);
+  ev.disk = w->disk_name;
+  ev.ntargets = w->ntargets;
+  emit(s, &ev);
+  return 0;
+}
+
+int dp_sched_start(dp_sched_t *s) {
+  pthread_mutex_lock(&s->lock);
+  s->started = 1;
+  size_t n = s->nworkers;
+  pthread_mutex_unlock(&s->lock);
+  for (size_t k = 0; k < n; k++) {
+    int rc = worker_start(s, k);
+    if (rc < 0)
+      return rc;
+  }
+  return 0;
+}
+
+/* ---- consumers -----------------------------------------------------------
+ */
+
+size_t dp_sched_take(dp_sched_t *s, dp_sched_sample_t *out, size_t max) {
+  size_t n = 0;
+  pthread_mutex_lock(&s->lock);
+  for (size_t i = 0; i < s->ntargets; i++) {
+    target_t *t = &s->targets[i];
+    for (size_t k = 0; k < t->conf.nprobes; k++) {
+      probe_t *p = &t->probes[k];
+      for (; p->qlen > 0 && n < max; p->qlen--, s->queued--) {
+        out[n++] = p->queue[p->qhead];
+        p->qhead = (p->qhead + 1) % s->c.queue_len;
+      }
+    }
+  }
+  pthread_mutex_unlock(&s->lock);
+  return n;
+}
+
+int dp_sched_wait(dp_sched_t *s, uint64_t deadline_ns) {
+  struct timespec ts;
+  dp_ns_to_timespec(deadline_ns, &ts);
+  pthread_mutex_lock(&s->lock);
+  while (s->queued == 0 && !s->shutdown && dp_now_ns() < deadline_ns)
+    if (pthread_cond_timedwait(&s->qcond, &s->lock, &ts) == ETIMEDOUT)
+      break;
+  int have = s->queued > 0;
+  pthread_mutex_unlock(&s->lock);
+  return have;
+}
+
+void dp_sched_target_state(dp_sched_t *s, size_t i,
+                           dp_sched_target_state_t *out) {
+  pthread_mutex_lock(&s->lock);
+  const target_t *t = &s->targets[i];
+  const worker_t *w = &s->workers[t->worker];
+  out->opened = t->engine != NULL;
+  out->stalled = w->stalled && w->stalled_target == i;
+  out->stall_ns = out->stalled ? now_ns(s) - w->stall_since_ns : 0;
+  out->interval_ns = t->interval_ns;
+  out->disk = w->disk_name;
+  out->device = device_name(s, t);
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- shutdown ------------------------------------------------------------
+ */
+
+int dp_sched_stop(dp_sched_t *s) {
+  pthread_mutex_lock(&s->lock);
+  if (s->stopped) {
+    pthread_mutex_unlock(&s->lock);
+    return s->leaked;
+  }
+  s->shutdown = 1;
+  atomic_store(&s->stop, 1);
+  pthread_cond_broadcast(&s->cond);
+  pthread_cond_broadcast(&s->qcond);
+  size_t n = s->nworkers;
+  pthread_mutex_unlock(&s->lock);
+
+  int leaked = 0;
+  for (size_t k = 0; k < n; k++) {
+    worker_t *w = &s->workers[k];
+    if (!w->started)
+      continue;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    uint64_t wait = w->max_timeout_ns + s->c.join_grace_ns;
+    uint64_t ns = (uint64_t)dl.tv_nsec + wait % DP_NS_PER_S;
+    dl.tv_sec += (time_t)(wait / DP_NS_PER_S + ns / DP_NS_PER_S);
+    dl.tv_nsec = (long)(ns % DP_NS_PER_S);
+    if (pthread_timedjoin_np(w->thread, NULL, &dl) != 0) {
+      pthread_detach(w->thread);
+      leaked++;
+      dp_sched_event_t ev = event_of(s, DP_SCHED_WORKER_STUCK, NULL);
+      ev.disk = w->disk_name;
+      ev.ntargets = w->ntargets;
+      emit(s, &ev);
+      continue;
+    }
+    w->started = 0;
+  }
+  pthread_mutex_lock(&s->lock);
+  s->stopped = 1;
+  s->leaked = leaked;
+  pthread_mutex_unlock(&s->lock);
+  return leaked;
+}
+
+void dp_sched_free(dp_sched_t *s) {
+  if (s == NULL)
+    return;
+  dp_sched_stop(s);
+  if (s->leaked)
+    return; /* a stuck worker and the kernel still use this memory */
+  for (size_t i = 0; i < s->ntargets; i++) {
+    target_t *t = &s->targets[i];
+    /* An engine with I/O outstanding would block in io_destroy. */
+    if (t->engine && dp_engine_outstanding(t->engine) == 0)
+      dp_engine_close(t->engine);
+    dp_target_close(&t->t);
+  }
+  sched_free_memory(s);
+}

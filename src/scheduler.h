@@ -1,0 +1,217 @@
+/*
+ * scheduler.h - the probe scheduler: who probes which target when, shared
+ * by the collectd plugin and `diskprobe watch`. Free of collectd. (Not
+ * "sched.h": with -Isrc that name would shadow the system's <sched.h>,
+ * which <pthread.h> includes.)
+ *
+ * Workers
+ *   Targets are grouped by the physical disk that holds their data,
+ *   resolved through /sys: a partition to its disk, a device-mapper/LVM/MD
+ *   device through its `slaves/` to the disk(s) below (dp_device_resolve_at).
+ *   One worker per disk runs its targets' rounds one after another, so
+ *   probes on one disk never overlap and DutyCycle holds for the disk;
+ *   different disks probe in parallel. A target whose disk cannot be
+ *   resolved yet (a Device that does not exist at start) waits in the
+ *   "unresolved" worker, which retries each round and moves it to the
+ *   worker of its disk once it exists (DP_SCHED_REGROUPED).
+ *
+ * A round
+ *   Opens the target if needed (laying out its probe file the first time;
+ *   never on another filesystem than the one the Path was first found on:
+ *   an unmounted mount point), then runs every probe of the target once, in
+ *   order, and queues one sample per probe. A round that nothing survived
+ *   (every I/O failed, or the engine refused) closes the target so the next
+ *   round reopens it (a replaced device).
+ *
+ * Timing
+ *   Each target is due every interval; its first round starts at a random
+ *   point of its first interval when splay is on. After a round, the
+ *   interval in force is the configured one stretched so that the disk is
+ *   busy at most duty_cycle_percent of wall time (dp_sched_pace_ns); it is
+ *   what the round's samples carry, so a consumer knows when the next value
+ *   comes. The cadence is kept (next = previous due + interval); a round
+ *   that overran starts the next at once, never a burst of catch-up rounds.
+ *
+ * Stalls
+ *   A probe whose I/O is older than the target's timeout ends stalled. The
+ *   worker then runs no probe on its disk until every outstanding I/O has
+ *   completed (the engine keeps their buffers alive), polling for them
+ *   every DP_SCHED_REAP_NS; DP_SCHED_STALL_BEGAN / _ENDED say so. The
+ *   interval is paced for a stalled round too.
+ *
+ * Threads and ownership
+ *   dp_sched_start() runs one thread per worker; events are delivered from
+ *   those threads, without the scheduler's lock held, so the callback must
+ *   be thread-safe and must not call back into the scheduler except
+ *   dp_sched_target_state(). Samples are queued (queue_len per probe; the
+ *   oldest is dropped when a consumer falls behind) and taken by
+ *   dp_sched_take() from any thread. Without dp_sched_start(), tests drive
+ *   the same code deterministically with dp_sched_step() and an injected
+ *   clock.
+ *   dp_sched_stop() sets the stop flag (running probes end after reaping
+ *   what is in flight), wakes every worker and joins each for at most its
+ *   largest timeout plus join_grace_ns. A worker still stuck (a hung disk)
+ *   is left behind and the scheduler's memory is then deliberately not
+ *   freed by dp_sched_free(): the kernel may still write into its buffers.
+ *
+ * Errors: functions return 0 or a negative errno; nothing here logs.
+ */
+#ifndef DP_SCHED_H
+#define DP_SCHED_H
+
+#include "conf.h"
+#include "engine.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DP_SCHED_REAP_NS (1000 * UINT64_C(1000000)) /* stall poll, 1 s */
+#define DP_SCHED_QUEUE_DEFAULT 4
+
+typedef struct dp_sched dp_sched_t;
+
+typedef enum {
+  DP_SCHED_WORKER_STARTED, /* disk, ntargets: a worker thread runs */
+  DP_SCHED_OPENED,         /* target opened; laid_out, recovered */
+  DP_SCHED_OPEN_FAILED,    /* target cannot be opened: msg, err, repeated */
+  DP_SCHED_PROBE_FAILED,   /* the engine refused a probe: probe, msg, err */
+  DP_SCHED_IO_ERRORS,      /* a probe saw I/O errors or short transfers */
+  DP_SCHED_STALL_BEGAN,    /* outstanding, timeout_ns */
+  DP_SCHED_STALL_ENDED,    /* stall_ns */
+  DP_SCHED_STRETCHED,      /* busy_ns, configured_ns, interval_ns (once) */
+  DP_SCHED_REGROUPED,      /* target moved to the worker of disk */
+  DP_SCHED_WORKER_STUCK,   /* at stop: worker of disk left behind */
+} dp_sched_event_kind_t;
+
+typedef struct {
+  dp_sched_event_kind_t kind;
+  size_t target;             /* index into the configured targets */
+  const char *target_name;   /* "" for worker events */
+  const char *path;          /* the target's probe file or device node */
+  const char *device;        /* kernel name of the device, or "unknown" */
+  const char *disk;          /* the worker's disk ("vda", "253:4", "?") */
+  const char *probe_name;    /* probe events, else NULL */
+  const dp_result_t *result; /* IO_ERRORS, STALL_BEGAN; hist may be NULL */
+  const char *msg;           /* OPEN_FAILED, PROBE_FAILED: the cause */
+  int err;                   /* negative errno, or 0 */
+  unsigned repeated;         /* OPEN_FAILED: consecutive failures, 1.. */
+  int laid_out;              /* OPENED: the probe file was (re)laid out */
+  int recovered;             /* OPENED: after OPEN_FAILED/PROBE_FAILED */
+  uint64_t size_bytes;       /* OPENED */
+  unsigned outstanding;      /* STALL_BEGAN */
+  size_t ntargets;           /* WORKER_STARTED */
+  uint64_t timeout_ns, stall_ns, busy_ns, configured_ns, interval_ns;
+} dp_sched_event_t;
+
+typedef void (*dp_sched_event_fn)(const dp_sched_event_t *ev, void *arg);
+
+typedef struct {
+  double duty_cycle_percent; /* DutyCycle, 0 < x <= 100 */
+  int splay;                 /* 1: random first round in the interval */
+  uint64_t seed;             /* splay randomness; 0: from the clock */
+  const char *sysroot;       /* "/sys"; a fixture tree in tests */
+  unsigned queue_len;        /* samples kept per probe; 0: default 4 */
+  uint64_t join_grace_ns;    /* stop: wait max timeout + this; 0: 5 s */
+  /* The clock for due times and stall durations; NULL: dp_now_ns. Threads
+   * sleep on CLOCK_MONOTONIC, so an injected clock is for dp_sched_step. */
+  uint64_t (*now_ns)(void *arg);
+  void *clock_arg;
+  dp_sched_event_fn on_event; /* may be NULL */
+  void *event_arg;
+} dp_sched_conf_t;
+
+/* Defaults: DutyCycle 2 %, splay on, /sys, queue 4, grace 5 s. */
+void dp_sched_conf_init(dp_sched_conf_t *c);
+
+/* One probe's result in one round, as queued for the consumer. */
+typedef struct {
+  size_t target, probe; /* indexes into the configured targets / probes */
+  const char *target_name, *probe_name; /* valid until dp_sched_free */
+  dp_result_t r;                        /* r.hist is NULL (engine-owned) */
+  uint64_t done_ns;     /* when the probe finished (scheduler clock) */
+  uint64_t interval_ns; /* until the target's next round */
+  uint64_t round;       /* 1 for the target's first round */
+  int last_in_round;    /* 1 for the round's last sample */
+  uint64_t err_io_total, err_short_total, err_timeout_total; /* since start */
+} dp_sched_sample_t;
+
+/* What a consumer shows between rounds. */
+typedef struct {
+  int opened;           /* 1 while the target is open */
+  int stalled;          /* 1 while this target's I/O is stuck */
+  uint64_t stall_ns;    /* how long so far */
+  uint64_t interval_ns; /* in force */
+  const char *disk;     /* its worker's disk */
+  const char *device;   /* the device that holds its data, or "unknown" */
+} dp_sched_target_state_t;
+
+/*
+ * Builds a scheduler for n targets (configs copied; each already passed
+ * dp_target_conf_finish) and groups them by disk. Nothing is opened yet.
+ * -EINVAL for n == 0 or a bad conf, -ENOMEM.
+ */
+int dp_sched_new(dp_sched_t **out, const dp_sched_conf_t *c,
+                 const dp_target_conf_t *targets, size_t n);
+
+/* Workers and what they hold (the unresolved worker's disk is "?"). */
+size_t dp_sched_nworkers(const dp_sched_t *s);
+const char *dp_sched_worker_disk(const dp_sched_t *s, size_t w);
+size_t dp_sched_worker_ntargets(const dp_sched_t *s, size_t w);
+/* The worker that runs target i. */
+size_t dp_sched_target_worker(const dp_sched_t *s, size_t i);
+/* Completions of worker w's probes, counted live (probe share). */
+const dp_io_counter_t *dp_sched_worker_counter(const dp_sched_t *s, size_t w);
+/* The worker of the disk with this kernel name; -ENOENT. */
+int dp_sched_find_disk(const dp_sched_t *s, const char *disk);
+/* The most samples dp_sched_take can return at once. */
+size_t dp_sched_max_samples(const dp_sched_t *s);
+
+/* Starts one thread per worker (WORKER_STARTED each). -errno; on failure
+ * the workers already started keep running until dp_sched_stop. */
+int dp_sched_start(dp_sched_t *s);
+
+/*
+ * Without threads: does what is due on worker w at the clock's now -- one
+ * round of the most overdue target, or one poll of a stall (waiting at
+ * most wait_ns for completions) -- and returns the time (scheduler clock)
+ * at which something is next due on w (now, if more is due at once).
+ */
+uint64_t dp_sched_step(dp_sched_t *s, size_t w, uint64_t wait_ns);
+
+/* Copies up to max queued samples into out, oldest first, and removes
+ * them. Returns how many. Any thread. */
+size_t dp_sched_take(dp_sched_t *s, dp_sched_sample_t *out, size_t max);
+
+/* Blocks until a sample is queued, dp_sched_stop is called, or
+ * CLOCK_MONOTONIC reaches deadline_ns. 1 if samples are queued, else 0. */
+int dp_sched_wait(dp_sched_t *s, uint64_t deadline_ns);
+
+/* Target i's state now. Any thread. */
+void dp_sched_target_state(dp_sched_t *s, size_t i,
+                           dp_sched_target_state_t *out);
+
+/* Stops and joins the workers (see above). Returns how many were left
+ * behind on a hung disk (0: all joined). Idempotent. */
+int dp_sched_stop(dp_sched_t *s);
+
+/* Frees everything after dp_sched_stop; if workers were left behind it
+ * only closes nothing and frees nothing (their buffers may still be
+ * written by the kernel). NULL is allowed. */
+void dp_sched_free(dp_sched_t *s);
+
+/*
+ * Pacing: the interval that keeps a disk within its duty-cycle budget.
+ * Each of the `sharing` targets on one disk gets an equal share of
+ * duty_percent, so a round that kept the disk busy for busy_ns needs an
+ * interval of at least busy_ns * sharing * 100 / duty_percent. Returns
+ * that or configured_ns, whichever is longer.
+ */
+uint64_t dp_sched_pace_ns(uint64_t configured_ns, uint64_t busy_ns,
+                          double duty_percent, unsigned sharing);
+
+/* Splay: the first due time of a target, now + a uniform offset in
+ * [0, interval_ns), advancing *rng. */
+uint64_t dp_sched_splay_ns(uint64_t now_ns, uint64_t interval_ns,
+                           uint64_t *rng);
+
+#endif /* DP_SCHED_H */
