@@ -2,6 +2,7 @@
 # contrib/setup.sh - installs what is missing on Debian 12 and builds.
 #
 #   bash contrib/setup.sh            packages + autoreconf + configure + make
+#                                    (in-tree, gcc, --enable-werror)
 #   SKIP_APT=1 bash contrib/setup.sh build only
 #
 # Packages are installed only when missing (one `apt-get update` first).
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(
   # build
-  gcc make autoconf automake libtool pkg-config clang-format
+  gcc clang make autoconf automake libtool pkg-config clang-format
   libaio-dev collectd-dev librrd-dev libcmocka-dev
   # run: collectd, its rrdtool and write_prometheus plugins' libraries
   collectd-core rrdtool libmicrohttpd12 libprotobuf-c1
@@ -45,10 +46,14 @@ if [ "${SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ]; then
+  mkdir -p m4 # libtool's macros go there; git keeps no empty directory
   autoreconf -fi >/dev/null
 fi
-if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
-  ./configure -q
+# Warnings are errors here (and in CI); a tree configured without
+# --enable-werror is configured again.
+configured=$( [ -x config.status ] && ./config.status --config || true)
+if [ ! -f Makefile ] || [ configure -nt Makefile ] || [[ $configured != *--enable-werror* ]]; then
+  ./configure -q --enable-werror
 fi
 make -s -j"$(nproc)" >/dev/null
 echo "setup: built src/cli/diskprobe and plugin/.libs/diskprobe.so"

@@ -3,11 +3,16 @@
 #
 #   bash tests/run-all.sh
 #
-# 1. contrib/setup.sh: installs what is missing and builds;
+# 1. contrib/setup.sh: installs what is missing and builds (gcc,
+#    --enable-werror, in the source tree);
 # 2. make check: the cmocka suites and the shell tests (real loop devices,
 #    blkio throttling, the real collectd daemon, promtool);
 # 3. the cmocka suites again, built with AddressSanitizer and
-#    UndefinedBehaviorSanitizer.
+#    UndefinedBehaviorSanitizer;
+# 4. the whole build and the cmocka suites with clang, --enable-werror.
+# 3 and 4 build out of tree in build-ci/, from a `make distdir` copy of the
+# sources (automake refuses a VPATH build of a tree configured in place);
+# that also checks the distribution lists every file the build needs.
 # Prints one closing line "N passed, N failed, N skipped" and exits non-zero
 # if anything failed.
 set -uo pipefail
@@ -17,6 +22,7 @@ top=$(pwd)
 bash contrib/setup.sh || { echo "run-all: setup failed"; exit 1; }
 
 summ() { # summ LOGFILE: reads automake's test-suite.log counts
+  [ -f "$1" ] || { echo "0 1 0"; return; } # no log: the build failed
   awk '/^# PASS:/{p=$3} /^# SKIP:/{s=$3} /^# FAIL:/{f+=$3} /^# ERROR:/{f+=$3} /^# XPASS:/{f+=$3}
        END{print p+0, f+0, s+0}' "$1"
 }
@@ -39,22 +45,33 @@ read -r p1 f1 s1 < <(summ test-suite.log)
 # Skipped tests say why:
 grep -h "^SKIP:" tests/*/*.log 2>/dev/null | sort -u | sed 's/^/  /'
 
-echo "run-all: cmocka suites under ASan+UBSan"
-# In-tree rebuild (a VPATH build is refused once the tree is configured),
-# then back to the normal build so the tree is left as setup.sh made it.
-san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cmocka=$(make -s print-cmocka-tests)
-cp test-suite.log test-suite-main.log
-make -s clean >/dev/null
-if make -j"$(nproc)" check SAN_CFLAGS="$san" TESTS="$cmocka" >make-check-san.out 2>&1; then :; else status=1; fi
-grep -E "^(PASS|FAIL|SKIP|ERROR):" make-check-san.out | sed 's/^/asan+ubsan /'
-[ $status = 0 ] || show_failures "$top"
-read -r p2 f2 s2 < <(summ test-suite.log)
-mv test-suite.log test-suite-san.log
-mv test-suite-main.log test-suite.log
-make -s clean >/dev/null
-make -s -j"$(nproc)" >/dev/null || status=1
+ci=$top/build-ci
+rm -rf "$ci" && mkdir -p "$ci"
+make -s distdir distdir="$ci/src" >"$ci/distdir.out" 2>&1 ||
+  { echo "run-all: make distdir failed:"; cat "$ci/distdir.out"; status=1; }
+cmocka_pass() { # cmocka_pass NAME CONFIGURE-ARGS...: builds in build-ci/NAME
+  local name=$1 dir=$ci/$1
+  shift
+  mkdir -p "$dir"
+  if (cd "$dir" && "$@" >configure.out 2>&1 &&
+    make -j"$(nproc)" check TESTS="$cmocka" >make-check.out 2>&1); then :; else
+    status=1
+    echo "run-all: $name failed: build-ci/$name/configure.out, make-check.out:"
+    tail -n 20 "$dir/make-check.out" 2>/dev/null || tail -n 20 "$dir/configure.out"
+  fi
+  grep -E "^(PASS|FAIL|SKIP|ERROR):" "$dir/make-check.out" 2>/dev/null | sed "s/^/$name /"
+  [ $status = 0 ] || show_failures "$dir"
+}
+
+echo "run-all: cmocka suites under ASan+UBSan"
+cmocka_pass asan+ubsan "$ci/src/configure" -q --enable-werror --enable-sanitizers
+read -r p2 f2 s2 < <(summ "$ci/asan+ubsan/test-suite.log")
+
+echo "run-all: clang build and cmocka suites"
+cmocka_pass clang env CC=clang "$ci/src/configure" -q --enable-werror
+read -r p3 f3 s3 < <(summ "$ci/clang/test-suite.log")
 
 echo
-echo "$((p1 + p2)) passed, $((f1 + f2)) failed, $((s1 + s2)) skipped"
-[ $status = 0 ] && [ $((f1 + f2)) = 0 ]
+echo "$((p1 + p2 + p3)) passed, $((f1 + f2 + f3)) failed, $((s1 + s2 + s3)) skipped"
+[ $status = 0 ] && [ $((f1 + f2 + f3)) = 0 ]
