@@ -466,3 +466,8 @@ dp_diskstats_tracker_find(const dp_diskstats_tracker_t *t, const char *name) {
       return &t->slots[i].rec;
   return NULL;
 }
+
+int dp_diskstats_saturated(const dp_diskstats_metrics_t *m,
+                           double threshold_percent) {
+  return m->util_percent >= threshold_percent && !(m->probe_bytes_share >= 0.5);
+}

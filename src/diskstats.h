@@ -214,6 +214,16 @@ void dp_diskstats_probe_share(dp_diskstats_metrics_t *m, uint64_t probe_ios,
                               uint64_t probe_bytes);
 
 /*
+ * Saturation: 1 when the device was busy at least threshold_percent of the
+ * interval (utilisation) mostly with I/O that was not the probe's own (its
+ * bytes share below one half, or unknown). Probes still run on a saturated
+ * device -- their latency is what users see then, and DutyCycle bounds what
+ * they add -- and the flag says why latency is high.
+ */
+int dp_diskstats_saturated(const dp_diskstats_metrics_t *m,
+                           double threshold_percent);
+
+/*
  * Little's law self-check on derived metrics: *lhs = avg_queue_length,
  * *rhs = iops * await_s (0 when the interval had no I/O), and the return
  * value is the largest |lhs - rhs| the kernel's rounding allows on kernels
