@@ -1,27 +1,16 @@
 /* conf.c - target and probe configuration model; see conf.h. */
 #define _GNU_SOURCE
 #include "conf.h"
+#include "options.h"
 #include "units.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#define NS_PER_S 1000000000ull
-
-static int say(char *err, size_t len, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int say(char *err, size_t len, int rc, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, len, fmt, ap);
-  va_end(ap);
-  return rc;
-}
+#define say dp_option_errf
 
 int dp_conf_name_ok(const char *name) {
   size_t n = strlen(name);
@@ -35,135 +24,54 @@ int dp_conf_name_ok(const char *name) {
   return 1;
 }
 
+/* Defaults, ranges and messages of every option are in options.c. */
 void dp_probe_conf_init(dp_probe_conf_t *p, const char *name) {
   memset(p, 0, sizeof(*p));
   snprintf(p->name, sizeof(p->name), "%s", name ? name : "");
-  p->pattern = DP_PATTERN_RANDREAD;
-  p->block_size = 8192;
-  p->queue_depth = 1;
-  p->duration_ns = NS_PER_S;
+  dp_options_defaults(DP_SCOPE_PROBE, p);
 }
 
 void dp_target_conf_init(dp_target_conf_t *t, const char *name) {
   memset(t, 0, sizeof(*t));
   snprintf(t->name, sizeof(t->name), "%s", name ? name : "");
-  t->file_size_bytes = 1ull << 30;
-  t->interval_ns = 60 * NS_PER_S;
-  t->timeout_ns = 10 * NS_PER_S;
+  dp_options_defaults(DP_SCOPE_TARGET, t);
 }
 
-/* A duration option in seconds (a bare number, or with a unit) in [lo, hi]. */
-static int set_seconds(const char *key, const char *val, double lo, double hi,
-                       uint64_t *out, char *err, size_t len) {
-  uint64_t ns;
-  if (dp_parse_duration(val, &ns) < 0 || (double)ns < lo * 1e9 ||
-      (double)ns > hi * 1e9)
-    return say(err, len, -EINVAL,
-               "Option \"%s\": value \"%s\" is invalid: allowed %g to %g "
-               "seconds (e.g. 60, 0.5, 500ms)",
-               key, val, lo, hi);
-  *out = ns;
-  return 0;
+void dp_plugin_conf_init(dp_plugin_conf_t *c) {
+  memset(c, 0, sizeof(*c));
+  dp_options_defaults(DP_SCOPE_PLUGIN, c);
 }
 
-/* A size in [lo, hi] that is a multiple of `multiple`, which `rule`
- * states in words for the message (", a multiple of 512"). */
-static int set_size(const char *key, const char *val, uint64_t lo, uint64_t hi,
-                    uint64_t multiple, const char *rule, uint64_t *out,
-                    char *err, size_t len) {
-  uint64_t v;
-  char los[32], his[32];
-  dp_format_size(lo, los, sizeof(los));
-  dp_format_size(hi, his, sizeof(his));
-  if (dp_parse_size(val, &v) < 0 || v < lo || v > hi || v % multiple)
-    return say(err, len, -EINVAL,
-               "Option \"%s\": value \"%s\" is invalid: allowed %s to %s%s "
-               "(suffixes k, M, G, T)",
-               key, val, los, his, rule);
-  *out = v;
-  return 0;
-}
-
-static int set_uint(const char *key, const char *val, uint64_t lo, uint64_t hi,
-                    uint64_t *out, char *err, size_t len) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(val, &end, 10);
-  if (errno || end == val || *end || val[0] == '-' || v < lo || v > hi)
-    return say(err, len, -EINVAL,
-               "Option \"%s\": value \"%s\" is invalid: allowed integers %llu "
-               "to %llu",
-               key, val, (unsigned long long)lo, (unsigned long long)hi);
-  *out = v;
-  return 0;
+/* One option of a scope from the table; where, for the unknown-key
+ * message, names the block (" in Target"). */
+static int conf_set(dp_opt_scope_t scope, void *conf, const char *where,
+                    const char *key, const char *val, char *err,
+                    size_t errlen) {
+  const dp_option_t *o = dp_option_find(scope, key);
+  if (o == NULL) {
+    char keys[256];
+    dp_options_keys(scope, keys, sizeof(keys));
+    return say(err, errlen, -ENOENT, "unknown option \"%s\"%s: allowed %s", key,
+               where, keys);
+  }
+  return dp_option_set(o, conf, val, err, errlen);
 }
 
 int dp_target_conf_set(dp_target_conf_t *t, const char *key, const char *val,
                        char *err, size_t errlen) {
-  if (strcasecmp(key, "Path") == 0 || strcasecmp(key, "Device") == 0) {
-    int dev = strcasecmp(key, "Device") == 0;
-    if (t->has_path)
-      return say(err, errlen, -EINVAL,
-                 "Option \"%s\": the target already has a %s; give exactly "
-                 "one Path or Device",
-                 key, t->is_device ? "Device" : "Path");
-    if (val[0] != '/' || strlen(val) >= sizeof(t->path) - 32)
-      return say(err, errlen, -EINVAL,
-                 "Option \"%s\": value \"%s\" is invalid: allowed an "
-                 "absolute path",
-                 key, val);
-    snprintf(t->path, sizeof(t->path), "%s", val);
-    t->is_device = dev;
-    t->has_path = 1;
-    return 0;
-  }
-  if (strcasecmp(key, "FileSize") == 0)
-    return set_size("FileSize", val, 1ull << 20, 1ull << 40, 1ull << 20,
-                    ", a whole number of MiB", &t->file_size_bytes, err,
-                    errlen);
-  if (strcasecmp(key, "ProbeInterval") == 0)
-    return set_seconds("ProbeInterval", val, 1, 86400, &t->interval_ns, err,
-                       errlen);
-  if (strcasecmp(key, "Timeout") == 0)
-    return set_seconds("Timeout", val, 0.01, 3600, &t->timeout_ns, err, errlen);
-  return say(err, errlen, -ENOENT,
-             "unknown option \"%s\" in Target: allowed Path, Device, "
-             "FileSize, ProbeInterval, Timeout and <Probe> blocks",
-             key);
+  return conf_set(DP_SCOPE_TARGET, t, " in Target", key, val, err, errlen);
 }
 
 int dp_probe_conf_set(dp_probe_conf_t *p, const char *key, const char *val,
                       char *err, size_t errlen) {
-  uint64_t v;
-  if (strcasecmp(key, "Pattern") == 0) {
-    if (dp_pattern_parse(val, &p->pattern) < 0)
-      return say(err, errlen, -EINVAL,
-                 "Option \"Pattern\": value \"%s\" is invalid: allowed "
-                 "randread, seqread, randwrite, seqwrite, syncwrite",
-                 val);
-    return 0;
-  }
-  if (strcasecmp(key, "BlockSize") == 0) {
-    if (set_size("BlockSize", val, 512, 64ull << 20, 512, ", a multiple of 512",
-                 &v, err, errlen) < 0)
-      return -EINVAL;
-    p->block_size = (uint32_t)v;
-    return 0;
-  }
-  if (strcasecmp(key, "QueueDepth") == 0) {
-    if (set_uint("QueueDepth", val, 1, DP_QD_MAX, &v, err, errlen) < 0)
-      return -EINVAL;
-    p->queue_depth = (uint32_t)v;
-    return 0;
-  }
-  if (strcasecmp(key, "Duration") == 0)
-    return set_seconds("Duration", val, 0.01, 60, &p->duration_ns, err, errlen);
-  if (strcasecmp(key, "MaxOps") == 0)
-    return set_uint("MaxOps", val, 0, 1ull << 32, &p->max_ops, err, errlen);
-  return say(err, errlen, -ENOENT,
-             "unknown option \"%s\" in Probe \"%s\": allowed Pattern, "
-             "BlockSize, QueueDepth, Duration, MaxOps",
-             key, p->name);
+  char where[DP_NAME_MAX + 16];
+  snprintf(where, sizeof(where), " in Probe \"%s\"", p->name);
+  return conf_set(DP_SCOPE_PROBE, p, where, key, val, err, errlen);
+}
+
+int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
+                       char *err, size_t errlen) {
+  return conf_set(DP_SCOPE_PLUGIN, c, "", key, val, err, errlen);
 }
 
 int dp_target_conf_add_probe(dp_target_conf_t *t, const dp_probe_conf_t *p,
@@ -187,22 +95,21 @@ int dp_target_conf_add_probe(dp_target_conf_t *t, const dp_probe_conf_t *p,
 }
 
 void dp_target_conf_default_probes(dp_target_conf_t *t) {
-  static const struct {
-    const char *name;
-    dp_pattern_t pattern;
-    uint32_t bs, qd;
-    uint64_t dur_ms;
-  } defs[] = {{"randread-qd1", DP_PATTERN_RANDREAD, 8192, 1, 500},
-              {"randread-qd32", DP_PATTERN_RANDREAD, 8192, 32, 250},
-              {"seqread", DP_PATTERN_SEQREAD, 1u << 20, 4, 250}};
+  /* in config terms, through the same setters as a Probe block */
+  static const char *const defs[][5] = {
+      /* name, Pattern, BlockSize, QueueDepth, Duration */
+      {"randread-qd1", "randread", "8k", "1", "0.5"},
+      {"randread-qd32", "randread", "8k", "32", "0.25"},
+      {"seqread", "seqread", "1M", "4", "0.25"}};
+  static const char *const keys[] = {"Pattern", "BlockSize", "QueueDepth",
+                                     "Duration"};
+  char err[256];
   t->nprobes = 0;
   for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
     dp_probe_conf_t *p = &t->probes[t->nprobes++];
-    dp_probe_conf_init(p, defs[i].name);
-    p->pattern = defs[i].pattern;
-    p->block_size = defs[i].bs;
-    p->queue_depth = defs[i].qd;
-    p->duration_ns = defs[i].dur_ms * 1000000ull;
+    dp_probe_conf_init(p, defs[i][0]);
+    for (size_t k = 0; k < 4; k++)
+      (void)dp_probe_conf_set(p, keys[k], defs[i][k + 1], err, sizeof(err));
   }
 }
 
@@ -240,54 +147,6 @@ int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {
                "%.2f s: lengthen ProbeInterval or shorten Duration",
                t->name, (double)total_ns / 1e9, (double)t->interval_ns / 1e9);
   return 0;
-}
-
-void dp_plugin_conf_init(dp_plugin_conf_t *c) {
-  c->duty_cycle_percent = 2.0;
-  c->splay = 1;
-  c->saturation_percent = 90.0;
-}
-
-int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
-                       char *err, size_t errlen) {
-  if (strcasecmp(key, "DutyCycle") == 0) {
-    char *end;
-    double v = strtod(val, &end);
-    if (end == val || *end || !(v >= 0.01 && v <= 100))
-      return say(err, errlen, -EINVAL,
-                 "Option \"DutyCycle\": value \"%s\" is invalid: allowed "
-                 "0.01 to 100 (percent of wall time)",
-                 val);
-    c->duty_cycle_percent = v;
-    return 0;
-  }
-  if (strcasecmp(key, "SaturationThreshold") == 0) {
-    char *end;
-    double v = strtod(val, &end);
-    if (end == val || *end || !(v >= 1 && v <= 1000))
-      return say(err, errlen, -EINVAL,
-                 "Option \"SaturationThreshold\": value \"%s\" is invalid: "
-                 "allowed 1 to 1000 (percent utilisation)",
-                 val);
-    c->saturation_percent = v;
-    return 0;
-  }
-  if (strcasecmp(key, "Splay") == 0) {
-    if (strcasecmp(val, "true") == 0)
-      c->splay = 1;
-    else if (strcasecmp(val, "false") == 0)
-      c->splay = 0;
-    else
-      return say(err, errlen, -EINVAL,
-                 "Option \"Splay\": value \"%s\" is invalid: allowed true "
-                 "or false",
-                 val);
-    return 0;
-  }
-  return say(err, errlen, -ENOENT,
-             "unknown option \"%s\": allowed DutyCycle, Splay, "
-             "SaturationThreshold, DeviceStats and <Target> blocks",
-             key);
 }
 
 uint64_t dp_duty_interval_ns(uint64_t configured_ns, uint64_t busy_ns,

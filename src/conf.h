@@ -6,21 +6,9 @@
  * and what is allowed.
  *
  * Keys are matched case-insensitively (as collectd does). Values arrive as
- * strings (numbers formatted by the caller).
- *
- *   Target option  default                 allowed
- *   Path           -                       directory or *.probe path
- *   Device         -                       block device, read-only
- *   FileSize       1G                      1M .. 1T
- *   ProbeInterval  60 (s)                  1 .. 86400
- *   Timeout        10 (s)                  0.01 .. 3600
- *   Probe options  default                 allowed
- *   Pattern        randread                randread seqread randwrite seqwrite
- *                                          syncwrite
- *   BlockSize      8k                      512 .. 64M, a multiple of 512
- *   QueueDepth     1                       1 .. 256
- *   Duration       1 (s)                   0.01 .. 60
- *   MaxOps         0 (no op budget)        0 .. 2^32
+ * strings (numbers formatted by the caller). Every option's key, default,
+ * range, unit and help text is declared once, in the table of options.c
+ * (options.h); the setters, the initialisers and the messages read it.
  */
 #ifndef DP_CONF_H
 #define DP_CONF_H
@@ -62,7 +50,8 @@ void dp_target_conf_init(dp_target_conf_t *t, const char *name);
 void dp_probe_conf_init(dp_probe_conf_t *p, const char *name);
 
 /* Sets one option from its string value. 0, or -EINVAL with a message in
- * err ("Option \"QueueDepth\": value \"0\" is out of range 1..256"); -ENOENT
+ * err ("Option \"QueueDepth\": value \"0\" is invalid: allowed integers 1
+ * to 256"); -ENOENT
  * for an unknown key (message lists the known keys). */
 int dp_target_conf_set(dp_target_conf_t *t, const char *key, const char *val,
                        char *err, size_t errlen);
@@ -85,16 +74,9 @@ void dp_target_conf_default_probes(dp_target_conf_t *t);
  * Fills in the default probes when there are none. 0 or -EINVAL + err. */
 int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen);
 
-/*
- * Plugin-wide options (outside any Target):
- *   DutyCycle  2 (%)   0.01 .. 100  share of wall time probes may keep one
- *                                   disk busy; longer rounds stretch the
- *                                   interval (see dp_duty_interval_ns)
- *   Splay      true    true/false   start each target's first round at a
- *                                   random point of its interval
- *   SaturationThreshold 90 (%) 1 .. 1000  utilisation above which a disk
- *                                   busy with others' I/O is "saturated"
- */
+/* Plugin-wide options (outside any Target): DutyCycle, Splay,
+ * SaturationThreshold (see options.c). DeviceStats and <Target> blocks are
+ * read by the plugin itself. */
 typedef struct {
   double duty_cycle_percent;
   int splay;

@@ -2,42 +2,33 @@
  * cmd_run.c - `diskprobe run`: one probe against one target, printed as a
  * table or one JSON object.
  *
+ * Flags, their defaults and ranges come from the option table (the same
+ * as the plugin's Probe and Target options) and are checked by the same
+ * setters; the job is built by dp_job_build, as the scheduler's is.
+ *
  * Exit status: 0 on success, 1 when the probe could not run or saw I/O
  * errors or a stall, 2 on a usage error. Failures print one line on stderr.
  */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "engine.h"
+#include "job.h"
 #include "target.h"
 #include "units.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static void print_json(const dp_result_t *r, const dp_target_t *t) {
-  printf("{\"target\":\"%s\",\"device\":\"%s\",\"pattern\":\"%s\","
-         "\"block_size\":%u,\"queue_depth\":%u,",
-         t->path, t->dev.name, dp_pattern_name(r->pattern), r->block_size,
-         r->queue_depth);
-  printf("\"ops\":%llu,\"bytes\":%llu,\"elapsed_s\":%.9f,\"iops\":%.3f,"
-         "\"bytes_per_second\":%.1f,",
-         (unsigned long long)r->ops, (unsigned long long)r->bytes, r->elapsed_s,
-         r->iops, r->bytes_per_s);
-  printf("\"latency_s\":{\"min\":%.9f,\"mean\":%.9f,\"p50\":%.9f,"
-         "\"p90\":%.9f,\"p99\":%.9f,\"p99.9\":%.9f,\"max\":%.9f},",
-         r->lat_min_s, r->lat_mean_s, r->lat_p50_s, r->lat_p90_s, r->lat_p99_s,
-         r->lat_p999_s, r->lat_max_s);
-  printf("\"achieved_queue_depth\":%.4f,", r->achieved_qd);
-  printf("\"errors\":{\"io\":%llu,\"short\":%llu,\"timeout\":%llu},",
-         (unsigned long long)r->err_io, (unsigned long long)r->err_short,
-         (unsigned long long)r->err_timeout);
-  printf("\"stalled\":%s,", r->stalled ? "true" : "false");
-  printf("\"cpu_s\":{\"user\":%.6f,\"system\":%.6f},\"wall_s\":%.6f}\n",
-         r->cpu_user_s, r->cpu_sys_s, r->wall_s);
+  printf("{\"target\":");
+  dp_cli_json_str(stdout, t->path);
+  printf(",\"device\":");
+  dp_cli_json_str(stdout, t->dev.name);
+  printf(",");
+  dp_cli_json_result(stdout, r);
+  printf("}\n");
 }
 
 static void print_text(const dp_result_t *r, const dp_target_t *t) {
@@ -66,83 +57,37 @@ static void print_text(const dp_result_t *r, const dp_target_t *t) {
          r->cpu_sys_s);
 }
 
-static int bad_arg(const char *opt, const char *val, const char *allowed) {
-  fprintf(stderr, "diskprobe: invalid %s '%s': %s\n", opt, val, allowed);
-  return 2;
-}
+#define RUN_OPERAND "[--format text|json] TARGET"
 
 int dp_cmd_run(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"pattern", required_argument, NULL, 'p'},
-      {"block-size", required_argument, NULL, 'b'},
-      {"queue-depth", required_argument, NULL, 'q'},
-      {"duration", required_argument, NULL, 'd'},
-      {"ops", required_argument, NULL, 'n'},
-      {"timeout", required_argument, NULL, 't'},
-      {"file-size", required_argument, NULL, 's'},
-      {"format", required_argument, NULL, 'f'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  dp_job_t job = {.pattern = DP_PATTERN_RANDREAD,
-                  .block_size = 8192,
-                  .queue_depth = 1,
-                  .duration_ns = 2000000000ull,
-                  .timeout_ns = 10000000000ull};
-  uint64_t file_size = 1ull << 30, v;
-  int json = 0, c;
-  char *end;
-  while ((c = getopt_long(argc, argv, "p:b:q:d:n:t:s:f:h", opts, NULL)) != -1) {
-    switch (c) {
-    case 'p':
-      if (dp_pattern_parse(optarg, &job.pattern) < 0)
-        return bad_arg(
-            "--pattern", optarg,
-            "one of randread, seqread, randwrite, seqwrite, syncwrite");
-      break;
-    case 'b':
-      if (dp_parse_size(optarg, &v) < 0 || v < 512 || v > (64u << 20) ||
-          v % 512)
-        return bad_arg("--block-size", optarg,
-                       "a multiple of 512 from 512 to 64M");
-      job.block_size = (uint32_t)v;
-      break;
-    case 'q':
-      errno = 0;
-      v = strtoull(optarg, &end, 10);
-      if (errno || *end || v < 1 || v > DP_QD_MAX)
-        return bad_arg("--queue-depth", optarg, "an integer from 1 to 256");
-      job.queue_depth = (uint32_t)v;
-      break;
-    case 'd':
-      if (dp_parse_duration(optarg, &job.duration_ns) < 0)
-        return bad_arg("--duration", optarg, "a duration such as 2s or 500ms");
-      break;
-    case 'n':
-      errno = 0;
-      job.max_ops = strtoull(optarg, &end, 10);
-      if (errno || *end)
-        return bad_arg("--ops", optarg, "a non-negative integer");
-      break;
-    case 't':
-      if (dp_parse_duration(optarg, &job.timeout_ns) < 0 ||
-          job.timeout_ns < 1000000)
-        return bad_arg("--timeout", optarg, "a duration of at least 1ms");
-      break;
-    case 's':
-      if (dp_parse_size(optarg, &file_size) < 0 ||
-          file_size < DP_PROBE_FILE_MIN_BYTES)
-        return bad_arg("--file-size", optarg, "a size of at least 1M");
-      break;
+  static const struct option own[] = {{"format", required_argument, NULL, 'f'},
+                                      {"help", no_argument, NULL, 'h'},
+                                      {NULL, 0, NULL, 0}};
+  struct option opts[DP_CLI_OPTS_MAX];
+  dp_cli_longopts(DP_CLI_RUN, own, opts);
+  dp_cli_conf_t c;
+  dp_cli_conf_init(&c, "run");
+  int json = 0, ch;
+  opterr = 0;
+  while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    if (ch >= DP_CLI_OPT_BASE) {
+      if (dp_cli_apply(&c, "run", ch, optarg) < 0)
+        return 2;
+      continue;
+    }
+    switch (ch) {
     case 'f':
-      if ((json = dp_cli_format(optarg)) < 0)
-        return bad_arg("--format", optarg, "text or json");
+      if ((json = dp_cli_format(optarg)) < 0) {
+        fprintf(stderr, "diskprobe run: invalid --format '%s': text or json\n",
+                optarg);
+        return 2;
+      }
       break;
     case 'h':
-      dp_cli_usage(stdout);
+      dp_cli_synopsis(stdout, "usage: ", "run", DP_CLI_RUN, RUN_OPERAND, 1);
       return 0;
     default:
-      dp_cli_usage(stderr);
-      return 2;
+      return dp_cli_getopt_error("run", ch, argv);
     }
   }
   if (optind != argc - 1) {
@@ -150,34 +95,22 @@ int dp_cmd_run(int argc, char **argv) {
                     "--help)\n");
     return 2;
   }
-  if (job.duration_ns == 0 && job.max_ops == 0)
-    return bad_arg("--duration", "0", "need a duration or --ops");
   const char *path = argv[optind];
 
   dp_target_t t;
-  int rc = dp_target_open(path, file_size, &t);
+  int rc = dp_target_open(path, c.target.file_size_bytes, &t);
   if (rc < 0) {
     fprintf(stderr, "diskprobe: %s: %s\n", path, t.err);
     return 1;
   }
-  if (t.kind == DP_TARGET_BLOCK && dp_pattern_writes(job.pattern)) {
-    fprintf(stderr,
-            "diskprobe: %s: refusing %s on a block device: write probes only "
-            "run inside a probe file\n",
-            path, dp_pattern_name(job.pattern));
+  dp_job_t job;
+  char err[256];
+  if (dp_job_build(&c.probe, &t, c.target.timeout_ns, &job, err, sizeof(err)) <
+      0) {
+    fprintf(stderr, "diskprobe: %s: %s\n", path, err);
     dp_target_close(&t);
     return 2;
   }
-  if (job.block_size % t.align || job.block_size > t.data_bytes) {
-    fprintf(stderr,
-            "diskprobe: %s: block size %u is not a multiple of the device's "
-            "O_DIRECT alignment %u or exceeds the target\n",
-            path, job.block_size, t.align);
-    dp_target_close(&t);
-    return 2;
-  }
-  job.region_offset = t.data_offset;
-  job.region_bytes = t.data_bytes - t.data_bytes % job.block_size;
 
   dp_engine_t *e;
   rc = dp_engine_open(&e, t.fd, t.align, job.queue_depth, job.block_size);

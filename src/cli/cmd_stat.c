@@ -108,8 +108,10 @@ static double pct_merged(double merged, double done) {
 }
 
 static void print_json(const dp_diskstats_metrics_t *m, double wall_s) {
-  printf("{\"device\":\"%s\",\"major\":%u,\"minor\":%u,\"timestamp\":%.3f",
-         m->name, m->major, m->minor, wall_s);
+  printf("{\"device\":");
+  dp_cli_json_str(stdout, m->name);
+  printf(",\"major\":%u,\"minor\":%u,\"timestamp\":%.3f", m->major, m->minor,
+         wall_s);
   jnum("interval_s", m->interval_s);
   jnum("reads_per_s", m->reads_per_s);
   jnum("writes_per_s", m->writes_per_s);
@@ -205,7 +207,6 @@ int dp_cmd_stat(int argc, char **argv) {
       {NULL, 0, NULL, 0}};
   uint64_t interval_ns = 1000000000ull, count = 0;
   int json = 0, c;
-  char *end;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":i:c:f:h", opts, NULL)) != -1) {
     switch (c) {
@@ -215,9 +216,7 @@ int dp_cmd_stat(int argc, char **argv) {
                            ": a duration of at least 1ms, e.g. 1s or 500ms");
       break;
     case 'c':
-      errno = 0;
-      count = strtoull(optarg, &end, 10);
-      if (errno || *end || optarg[0] < '1' || optarg[0] > '9' || count == 0)
+      if (dp_parse_uint(optarg, &count) < 0 || count == 0)
         return usage_error("invalid --count", optarg, ": a positive integer");
       break;
     case 'f':

@@ -3,6 +3,8 @@
  *
  *   diskprobe run [options] TARGET     one probe, a table or JSON (cmd_run.c)
  *   diskprobe stat [options] DEVICE... the iostat -x view (cmd_stat.c)
+ *   diskprobe options --markdown       (hidden) the configuration reference
+ *                                      that README.md holds, from the table
  *
  * Exit status: 0 on success, 1 when the probe could not run or saw I/O
  * errors or a stall, 2 on a usage error. Failures print one line on stderr.
@@ -10,25 +12,24 @@
 #define _GNU_SOURCE
 #include "build-config.h"
 #include "cli.h"
+#include "options.h"
 
 #include <stdio.h>
 #include <string.h>
 
 void dp_cli_usage(FILE *f) {
-  fprintf(
-      f,
-      "usage: diskprobe run [--pattern "
-      "randread|seqread|randwrite|seqwrite|syncwrite]\n"
-      "                     [--block-size 8k] [--queue-depth N] "
-      "[--duration 2s]\n"
-      "                     [--ops N] [--timeout 10s] [--file-size 1g]\n"
-      "                     [--format text|json] TARGET\n"
-      "       diskprobe stat [--interval 1s] [--count N] "
-      "[--format text|json] DEVICE...\n"
-      "       diskprobe --version\n"
-      "\n"
-      "TARGET is a block device (opened read-only) or a probe-file path:\n"
-      "a directory that holds diskprobe.probe, or a path ending in .probe.\n");
+  dp_cli_synopsis(f, "usage: ", "run", DP_CLI_RUN,
+                  "[--format text|json] TARGET", 0);
+  fprintf(f, "       diskprobe stat [--interval 1s] [--count N] "
+             "[--format text|json] DEVICE...\n"
+             "       diskprobe --version\n"
+             "\n"
+             "TARGET is a block device (opened read-only) or a probe-file "
+             "path:\n"
+             "a directory that holds diskprobe.probe, or a path ending in "
+             ".probe.\n"
+             "Defaults and ranges are the collectd plugin's: diskprobe "
+             "run --help.\n");
 }
 
 int main(int argc, char **argv) {
@@ -48,6 +49,14 @@ int main(int argc, char **argv) {
     return dp_cmd_run(argc - 1, argv + 1);
   if (strcmp(argv[1], "stat") == 0)
     return dp_cmd_stat(argc - 1, argv + 1);
+  if (strcmp(argv[1], "options") == 0) {
+    if (argc != 3 || strcmp(argv[2], "--markdown") != 0) {
+      fprintf(stderr, "diskprobe: usage: diskprobe options --markdown\n");
+      return 2;
+    }
+    dp_options_markdown(stdout);
+    return 0;
+  }
   fprintf(stderr, "diskprobe: unknown command '%s' (see diskprobe --help)\n",
           argv[1]);
   return 2;

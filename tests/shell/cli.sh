@@ -20,10 +20,25 @@ expect() { # expect STATUS TEXT CMD...: exit status and a stderr line
 }
 
 "$DISKPROBE" --version | grep -qE '^diskprobe [0-9]+\.[0-9]+' && pass "--version" || fail "--version"
-expect 2 "invalid --queue-depth '0': an integer from 1 to 256" "$DISKPROBE" run --queue-depth 0 "$d"
-expect 2 "invalid --block-size '1000'" "$DISKPROBE" run --block-size 1000 "$d"
-expect 2 "invalid --pattern 'randrw'" "$DISKPROBE" run --pattern randrw "$d"
-expect 2 "invalid --duration 'soon'" "$DISKPROBE" run --duration soon "$d"
+# Flags are the plugin's options: the same setters, ranges and messages.
+expect 2 'Option "QueueDepth": value "0" is invalid: allowed integers 1 to 256' "$DISKPROBE" run --queue-depth 0 "$d"
+expect 2 'value "257" is invalid: allowed integers 1 to 256' "$DISKPROBE" run --queue-depth 257 "$d"
+expect 2 'Option "BlockSize": value "1000" is invalid' "$DISKPROBE" run --block-size 1000 "$d"
+expect 2 'Option "Pattern": value "randrw" is invalid' "$DISKPROBE" run --pattern randrw "$d"
+expect 2 'Option "Duration": value "soon" is invalid' "$DISKPROBE" run --duration soon "$d"
+expect 2 'Option "Duration": value "120s" is invalid: allowed 0.01 to 60 seconds' "$DISKPROBE" run --duration 120s "$d"
+# The one strict number parser: no sign, no empty value, no spaces, no junk.
+expect 2 'Option "MaxOps": value "-1" is invalid' "$DISKPROBE" run --ops -1 "$d"
+expect 2 'Option "MaxOps": value "" is invalid' "$DISKPROBE" run --ops '' "$d"
+expect 2 'Option "MaxOps": value "10x" is invalid' "$DISKPROBE" run --ops 10x "$d"
+expect 2 'Option "MaxOps": value " 10" is invalid' "$DISKPROBE" run --ops ' 10' "$d"
+expect 2 'Option "MaxOps": value "99999999999999999999" is invalid' "$DISKPROBE" run --ops 99999999999999999999 "$d"
+expect 2 'Option "Timeout": value "0" is invalid: allowed 0.01 to 3600 seconds' "$DISKPROBE" run --timeout 0 "$d"
+expect 2 'Option "FileSize": value "1500k" is invalid' "$DISKPROBE" run --file-size 1500k "$d"
+expect 2 "unknown option '--bogus'" "$DISKPROBE" run --bogus "$d"
+expect 2 "missing value for '--ops'" "$DISKPROBE" run --ops
+expect 2 "invalid --format 'xml'" "$DISKPROBE" run --format xml "$d"
+expect 2 "invalid --count '-1'" "$DISKPROBE" stat --count -1 vda
 expect 2 "run needs exactly one TARGET" "$DISKPROBE" run
 expect 2 "unknown command 'probe'" "$DISKPROBE" probe "$d"
 expect 1 "cannot create directory" "$DISKPROBE" run "$d/no/such/dir"
@@ -35,6 +50,9 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/n
   mkdir -m 0700 "$d/private"
   expect 1 "permission denied" setpriv --reuid=nobody --regid=nogroup --clear-groups "$DISKPROBE" run --file-size 1m "$d/private"
 fi
+
+"$DISKPROBE" run --help | grep -q -- '--queue-depth N .*\[QueueDepth: 1–256; default 1\]' &&
+  pass "run --help is the option table" || fail "run --help lacks the table's QueueDepth line"
 
 # The JSON a probe prints has every documented key.
 "$DISKPROBE" run --duration 0.3s --file-size 16m --format json "$d/p" >"$d/j.json" || fail "probe failed"

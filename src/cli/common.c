@@ -1,0 +1,234 @@
+/*
+ * common.c - what the subcommands share: their flags, usage text and
+ * validation come from the option table (options.c) and go through the
+ * same conf setters as the collectd plugin's config; JSON output helpers.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "units.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void dp_cli_conf_init(dp_cli_conf_t *c, const char *probe_name) {
+  memset(c, 0, sizeof(*c));
+  dp_plugin_conf_init(&c->plugin);
+  dp_target_conf_init(&c->target, "cli");
+  dp_probe_conf_init(&c->probe, probe_name);
+}
+
+/* The table's rows a command takes, probe options first. */
+static size_t cli_rows(unsigned cmd, const dp_option_t **rows) {
+  static const dp_opt_scope_t order[] = {DP_SCOPE_PROBE, DP_SCOPE_TARGET,
+                                         DP_SCOPE_PLUGIN};
+  size_t n, k = 0;
+  const dp_option_t *t = dp_options(&n);
+  for (size_t s = 0; s < 3; s++)
+    for (size_t i = 0; i < n; i++)
+      if (t[i].scope == order[s] && t[i].flag && (t[i].cli & cmd) &&
+          k < DP_CLI_OPTS_MAX - 8)
+        rows[k++] = &t[i];
+  return k;
+}
+
+void dp_cli_longopts(unsigned cmd, const struct option *extra,
+                     struct option *out) {
+  const dp_option_t *rows[DP_CLI_OPTS_MAX];
+  size_t n, k = cli_rows(cmd, rows), j = 0;
+  const dp_option_t *t = dp_options(&n);
+  for (size_t i = 0; i < k; i++)
+    out[j++] = (struct option){rows[i]->flag,
+                               rows[i]->kind == DP_OPT_BOOL ? no_argument
+                                                            : required_argument,
+                               NULL, DP_CLI_OPT_BASE + (int)(rows[i] - t)};
+  for (; extra && extra->name && j < DP_CLI_OPTS_MAX - 1; extra++)
+    out[j++] = *extra;
+  out[j] = (struct option){NULL, 0, NULL, 0};
+}
+
+int dp_cli_apply(dp_cli_conf_t *c, const char *cmdname, int val,
+                 const char *arg) {
+  size_t n;
+  const dp_option_t *o = &dp_options(&n)[val - DP_CLI_OPT_BASE];
+  const char *v = o->kind == DP_OPT_BOOL ? "true" : arg;
+  char err[512];
+  int rc;
+  switch (o->scope) {
+  case DP_SCOPE_PROBE:
+    rc = dp_probe_conf_set(&c->probe, o->key, v, err, sizeof(err));
+    c->probe_set = 1;
+    break;
+  case DP_SCOPE_TARGET:
+    rc = dp_target_conf_set(&c->target, o->key, v, err, sizeof(err));
+    break;
+  default:
+    rc = dp_plugin_conf_set(&c->plugin, o->key, v, err, sizeof(err));
+    break;
+  }
+  if (rc < 0) {
+    fprintf(stderr, "diskprobe %s: --%s: %s\n", cmdname, o->flag, err);
+    return -1;
+  }
+  return 0;
+}
+
+/* Appends word to a line wrapped at 78 columns, continuing at indent. */
+static void wrap_word(FILE *f, size_t *col, size_t indent, const char *word) {
+  size_t w = strlen(word);
+  if (*col > indent && *col + 1 + w > 78) {
+    fprintf(f, "\n%*s", (int)indent, "");
+    *col = indent;
+  } else if (*col > indent) {
+    fputc(' ', f);
+    (*col)++;
+  }
+  fputs(word, f);
+  *col += w;
+}
+
+/* What a flag takes, for the synopsis: "8k", "N", "a|b|c", "" (bool). */
+static void flag_arg(const dp_option_t *o, char *buf, size_t len) {
+  buf[0] = '\0';
+  switch (o->kind) {
+  case DP_OPT_BOOL:
+    return;
+  case DP_OPT_ENUM: {
+    size_t off = 0;
+    for (int i = 0; o->choices[i] && off < len; i++)
+      off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "|" : "",
+                              o->choices[i]);
+    return;
+  }
+  case DP_OPT_INTEGER:
+    snprintf(buf, len, "N");
+    return;
+  case DP_OPT_DURATION:
+    snprintf(buf, len, "%ss", o->def);
+    return;
+  default:
+    snprintf(buf, len, "%s", o->def ? o->def : "VALUE");
+    return;
+  }
+}
+
+/* Prints s word by word, wrapped, without markdown's backticks; a
+ * bracketed group ("[--format text|json]") is kept on one line. */
+static void plain(FILE *f, size_t *col, size_t indent, const char *s) {
+  char word[256];
+  while (*s) {
+    size_t k = 0;
+    int depth = 0;
+    while (*s == ' ')
+      s++;
+    while (*s && (*s != ' ' || depth > 0) && k < sizeof(word) - 1) {
+      depth += *s == '[' ? 1 : *s == ']' ? -1 : 0;
+      if (*s != '`')
+        word[k++] = *s;
+      s++;
+    }
+    word[k] = '\0';
+    if (k)
+      wrap_word(f, col, indent, word);
+  }
+}
+
+void dp_cli_synopsis(FILE *f, const char *lead, const char *name, unsigned cmd,
+                     const char *extra, int details) {
+  const dp_option_t *rows[DP_CLI_OPTS_MAX];
+  size_t k = cli_rows(cmd, rows);
+  char word[512], arg[256];
+  size_t col = (size_t)fprintf(f, "%sdiskprobe %s ", lead, name);
+  size_t indent = col;
+  for (size_t i = 0; i < k; i++) {
+    flag_arg(rows[i], arg, sizeof(arg));
+    snprintf(word, sizeof(word), "[--%s%s%s]", rows[i]->flag, arg[0] ? " " : "",
+             arg);
+    wrap_word(f, &col, indent, word);
+  }
+  plain(f, &col, indent, extra);
+  fputc('\n', f);
+  if (!details)
+    return;
+  fprintf(f, "\noptions (each sets the collectd option in brackets; same "
+             "ranges and defaults):\n");
+  for (size_t i = 0; i < k; i++) {
+    const dp_option_t *o = rows[i];
+    char allowed[256];
+    flag_arg(o, arg, sizeof(arg));
+    dp_option_allowed(o, allowed, sizeof(allowed));
+    col = (size_t)fprintf(f, "  --%s%s%s", o->flag, arg[0] ? " " : "", arg);
+    if (col + 2 > 24) {
+      fprintf(f, "\n%24s", "");
+    } else {
+      fprintf(f, "%*s", (int)(24 - col), "");
+    }
+    col = 24;
+    plain(f, &col, 24, o->help);
+    snprintf(word, sizeof(word), "[%s: %s%s%s%s]", o->key, allowed,
+             o->def ? "; default " : "", o->def ? o->def : "",
+             o->def && o->kind == DP_OPT_DURATION ? " s" : "");
+    for (char *w = strtok(word, " "); w; w = strtok(NULL, " "))
+      wrap_word(f, &col, 24, w);
+    fputc('\n', f);
+  }
+}
+
+int dp_cli_getopt_error(const char *cmdname, int ch, char **argv) {
+  extern int optind;
+  const char *arg = argv[optind - 1];
+  fprintf(stderr, "diskprobe %s: %s '%s' (see diskprobe %s --help)\n", cmdname,
+          ch == ':' ? "missing value for" : "unknown option", arg, cmdname);
+  return 2;
+}
+
+void dp_cli_json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p == '\n')
+      fputs("\\n", f);
+    else if (*p == '\t')
+      fputs("\\t", f);
+    else if (*p < 0x20 || *p == 0x7f)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+/* "key":v with prec decimals, or null for NaN and infinities; sep first. */
+static void jnum(FILE *f, const char *sep, const char *key, int prec,
+                 double v) {
+  if (isfinite(v))
+    fprintf(f, "%s\"%s\":%.*f", sep, key, prec, v);
+  else
+    fprintf(f, "%s\"%s\":null", sep, key);
+}
+
+void dp_cli_json_result(FILE *f, const dp_result_t *r) {
+  fprintf(f, "\"pattern\":\"%s\",\"block_size\":%u,\"queue_depth\":%u,",
+          dp_pattern_name(r->pattern), r->block_size, r->queue_depth);
+  fprintf(f, "\"ops\":%llu,\"bytes\":%llu", (unsigned long long)r->ops,
+          (unsigned long long)r->bytes);
+  jnum(f, ",", "elapsed_s", 9, r->elapsed_s);
+  jnum(f, ",", "iops", 3, r->iops);
+  jnum(f, ",", "bytes_per_second", 1, r->bytes_per_s);
+  jnum(f, ",\"latency_s\":{", "min", 9, r->lat_min_s);
+  jnum(f, ",", "mean", 9, r->lat_mean_s);
+  jnum(f, ",", "p50", 9, r->lat_p50_s);
+  jnum(f, ",", "p90", 9, r->lat_p90_s);
+  jnum(f, ",", "p99", 9, r->lat_p99_s);
+  jnum(f, ",", "p99.9", 9, r->lat_p999_s);
+  jnum(f, ",", "max", 9, r->lat_max_s);
+  jnum(f, "},", "achieved_queue_depth", 4, r->achieved_qd);
+  fprintf(f, ",\"errors\":{\"io\":%llu,\"short\":%llu,\"timeout\":%llu},",
+          (unsigned long long)r->err_io, (unsigned long long)r->err_short,
+          (unsigned long long)r->err_timeout);
+  fprintf(f, "\"stalled\":%s,", r->stalled ? "true" : "false");
+  jnum(f, "\"cpu_s\":{", "user", 6, r->cpu_user_s);
+  jnum(f, ",", "system", 6, r->cpu_sys_s);
+  jnum(f, "},", "wall_s", 6, r->wall_s);
+}

@@ -1,0 +1,446 @@
+/* options.c - the option table and what reads it; see options.h. */
+#define _GNU_SOURCE
+#include "options.h"
+#include "conf.h"
+#include "units.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <strings.h>
+
+#define NS_PER_S 1000000000.0
+
+int dp_option_errf(char *err, size_t len, int rc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, len, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+/* Path and Device: exactly one per target, absolute. */
+static int set_path(const dp_option_t *o, void *conf, const char *val,
+                    char *err, size_t len) {
+  dp_target_conf_t *t = conf;
+  if (t->has_path)
+    return dp_option_errf(err, len, -EINVAL,
+                          "Option \"%s\": the target already has a %s; give "
+                          "exactly one Path or Device",
+                          o->key, t->is_device ? "Device" : "Path");
+  if (val[0] != '/' || strlen(val) >= sizeof(t->path) - 32)
+    return dp_option_errf(err, len, -EINVAL,
+                          "Option \"%s\": value \"%s\" is invalid: allowed "
+                          "an absolute path",
+                          o->key, val);
+  snprintf(t->path, sizeof(t->path), "%s", val);
+  t->is_device = strcasecmp(o->key, "Device") == 0;
+  t->has_path = 1;
+  return 0;
+}
+
+static const char *const patterns[] = {"randread", "seqread",   "randwrite",
+                                       "seqwrite", "syncwrite", NULL};
+static const char *const bools[] = {"true", "false", NULL};
+
+#define AT(type, member)                                                       \
+  .offset = offsetof(type, member), .size = sizeof(((type *)0)->member)
+
+static const dp_option_t table[] = {
+    /* plugin-wide */
+    {.key = "DutyCycle",
+     .flag = "duty-cycle",
+     .cli = DP_CLI_WATCH,
+     .scope = DP_SCOPE_PLUGIN,
+     .kind = DP_OPT_REAL,
+     .def = "2",
+     .min = 0.01,
+     .max = 100,
+     .rule = " (percent of wall time)",
+     .unit = "%",
+     .help = "share of wall time the probes may keep one disk busy. Each "
+             "target on a disk gets an equal share; a round that took longer "
+             "than its share stretches that target's interval (logged once, "
+             "and reported as `duration-interval`)",
+     AT(dp_plugin_conf_t, duty_cycle_percent)},
+    {.key = "Splay",
+     .flag = "splay",
+     .cli = DP_CLI_WATCH,
+     .scope = DP_SCOPE_PLUGIN,
+     .kind = DP_OPT_BOOL,
+     .def = "true",
+     .choices = bools,
+     .help = "start each target's first round at a random point of its "
+             "interval (`diskprobe watch`: off unless `--splay`)",
+     AT(dp_plugin_conf_t, splay)},
+    {.key = "SaturationThreshold",
+     .scope = DP_SCOPE_PLUGIN,
+     .kind = DP_OPT_REAL,
+     .def = "90",
+     .min = 1,
+     .max = 1000,
+     .rule = " (percent utilisation)",
+     .unit = "%",
+     .help = "utilisation above which a disk busy mostly with other I/O is "
+             "marked `saturated`",
+     AT(dp_plugin_conf_t, saturation_percent)},
+    {.key = "DeviceStats",
+     .scope = DP_SCOPE_PLUGIN,
+     .kind = DP_OPT_LIST,
+     .allowed_doc = "one or more kernel device names or globs (`\"sd*\"`, "
+                    "`\"nvme*n1\"`)",
+     .help = "also dispatch the iostat view of these devices; the disks "
+             "under the targets are always included"},
+    {.key = "Target",
+     .scope = DP_SCOPE_PLUGIN,
+     .kind = DP_OPT_BLOCK,
+     .allowed_doc = "any number",
+     .help = "one per disk to watch (options below)"},
+    /* a target */
+    {.key = "Path",
+     .scope = DP_SCOPE_TARGET,
+     .kind = DP_OPT_PATH,
+     .allowed_doc = "absolute path",
+     .help = "directory (created, one level, 0700) holding "
+             "`diskprobe.probe`, or a path ending in `.probe`",
+     .set = set_path},
+    {.key = "Device",
+     .scope = DP_SCOPE_TARGET,
+     .kind = DP_OPT_PATH,
+     .allowed_doc = "absolute path of a block device",
+     .help = "probe the device itself, read-only",
+     .set = set_path},
+    {.key = "FileSize",
+     .flag = "file-size",
+     .cli = DP_CLI_RUN | DP_CLI_WATCH,
+     .scope = DP_SCOPE_TARGET,
+     .kind = DP_OPT_SIZE,
+     .def = "1G",
+     .min = 1048576.0,
+     .max = 1099511627776.0,
+     .multiple = 1048576,
+     .rule = ", a whole number of MiB",
+     .help = "size of the probe file (ignored for `Device`)",
+     AT(dp_target_conf_t, file_size_bytes)},
+    {.key = "ProbeInterval",
+     .flag = "interval",
+     .cli = DP_CLI_WATCH,
+     .scope = DP_SCOPE_TARGET,
+     .kind = DP_OPT_DURATION,
+     .def = "60",
+     .min = 1,
+     .max = 86400,
+     .unit = "s",
+     .help = "time between the starts of two probe rounds",
+     AT(dp_target_conf_t, interval_ns)},
+    {.key = "Timeout",
+     .flag = "timeout",
+     .cli = DP_CLI_RUN | DP_CLI_WATCH,
+     .scope = DP_SCOPE_TARGET,
+     .kind = DP_OPT_DURATION,
+     .def = "10",
+     .min = 0.01,
+     .max = 3600,
+     .unit = "s",
+     .help = "an I/O older than this marks the target stalled",
+     AT(dp_target_conf_t, timeout_ns)},
+    {.key = "Probe",
+     .scope = DP_SCOPE_TARGET,
+     .kind = DP_OPT_BLOCK,
+     .allowed_doc = "up to 16",
+     .default_doc = "the default set",
+     .help = "one probe of the round; NAME becomes the `type_instance`"},
+    /* a probe */
+    {.key = "Pattern",
+     .flag = "pattern",
+     .cli = DP_CLI_RUN | DP_CLI_WATCH,
+     .scope = DP_SCOPE_PROBE,
+     .kind = DP_OPT_ENUM,
+     .def = "randread",
+     .choices = patterns,
+     .help = "access pattern; write patterns only on `Path` targets. "
+             "`syncwrite` makes every write durable before it completes "
+             "(RWF_DSYNC: FUA or a cache flush), so its latency is what a "
+             "database commit waits for — it is what catches a RAID "
+             "controller that lost its write-back cache",
+     AT(dp_probe_conf_t, pattern)},
+    {.key = "BlockSize",
+     .flag = "block-size",
+     .cli = DP_CLI_RUN | DP_CLI_WATCH,
+     .scope = DP_SCOPE_PROBE,
+     .kind = DP_OPT_SIZE,
+     .def = "8k",
+     .min = 512,
+     .max = 67108864.0,
+     .multiple = 512,
+     .rule = ", a multiple of 512",
+     .help = "bytes per I/O; also a multiple of the device's O_DIRECT "
+             "alignment",
+     AT(dp_probe_conf_t, block_size)},
+    {.key = "QueueDepth",
+     .flag = "queue-depth",
+     .cli = DP_CLI_RUN | DP_CLI_WATCH,
+     .scope = DP_SCOPE_PROBE,
+     .kind = DP_OPT_INTEGER,
+     .def = "1",
+     .min = 1,
+     .max = DP_QD_MAX,
+     .help = "I/Os kept in flight",
+     AT(dp_probe_conf_t, queue_depth)},
+    {.key = "Duration",
+     .flag = "duration",
+     .cli = DP_CLI_RUN | DP_CLI_WATCH,
+     .scope = DP_SCOPE_PROBE,
+     .kind = DP_OPT_DURATION,
+     .def = "1",
+     .min = 0.01,
+     .max = 60,
+     .unit = "s",
+     .help = "measured time of the probe",
+     AT(dp_probe_conf_t, duration_ns)},
+    {.key = "MaxOps",
+     .flag = "ops",
+     .cli = DP_CLI_RUN | DP_CLI_WATCH,
+     .scope = DP_SCOPE_PROBE,
+     .kind = DP_OPT_INTEGER,
+     .def = "0",
+     .min = 0,
+     .max = 4294967296.0,
+     .default_doc = "`0` (none)",
+     .help = "stop after this many counted I/Os (or at `Duration`, whichever "
+             "comes first); 0: no op budget",
+     AT(dp_probe_conf_t, max_ops)},
+};
+
+const dp_option_t *dp_options(size_t *n) {
+  *n = sizeof(table) / sizeof(table[0]);
+  return table;
+}
+
+const dp_option_t *dp_option_find(dp_opt_scope_t scope, const char *key) {
+  for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+    if (table[i].scope == scope && strcasecmp(table[i].key, key) == 0)
+      return &table[i];
+  return NULL;
+}
+
+static void store(const dp_option_t *o, void *conf, uint64_t v) {
+  char *p = (char *)conf + o->offset;
+  if (o->size == sizeof(uint64_t)) {
+    uint64_t x = v;
+    memcpy(p, &x, sizeof(x));
+  } else {
+    uint32_t x = (uint32_t)v; /* 32-bit members: ranges keep it exact */
+    memcpy(p, &x, sizeof(x));
+  }
+}
+
+static int choice_index(const dp_option_t *o, const char *val) {
+  for (int i = 0; o->choices[i] != NULL; i++)
+    if (o->kind == DP_OPT_BOOL ? strcasecmp(val, o->choices[i]) == 0
+                               : strcmp(val, o->choices[i]) == 0)
+      return i;
+  return -1;
+}
+
+static void join_choices(const dp_option_t *o, const char *sep,
+                         const char *last, const char *quote, char *buf,
+                         size_t len) {
+  size_t off = 0;
+  buf[0] = '\0';
+  for (int i = 0; o->choices[i] != NULL && off < len; i++)
+    off += (size_t)snprintf(buf + off, len - off, "%s%s%s%s",
+                            i == 0                      ? ""
+                            : o->choices[i + 1] == NULL ? last
+                                                        : sep,
+                            quote, o->choices[i], quote);
+}
+
+int dp_option_set(const dp_option_t *o, void *conf, const char *val, char *err,
+                  size_t len) {
+  char a[64], b[64];
+  uint64_t v;
+  double d;
+  if (o->set != NULL)
+    return o->set(o, conf, val, err, len);
+  switch (o->kind) {
+  case DP_OPT_SIZE:
+    if (dp_parse_size(val, &v) < 0 || (double)v < o->min ||
+        (double)v > o->max || v % o->multiple) {
+      dp_format_size((uint64_t)o->min, a, sizeof(a));
+      dp_format_size((uint64_t)o->max, b, sizeof(b));
+      return dp_option_errf(err, len, -EINVAL,
+                            "Option \"%s\": value \"%s\" is invalid: allowed "
+                            "%s to %s%s (suffixes k, M, G, T)",
+                            o->key, val, a, b, o->rule ? o->rule : "");
+    }
+    store(o, conf, v);
+    return 0;
+  case DP_OPT_DURATION:
+    if (dp_parse_duration(val, &v) < 0 || (double)v < o->min * NS_PER_S ||
+        (double)v > o->max * NS_PER_S)
+      return dp_option_errf(err, len, -EINVAL,
+                            "Option \"%s\": value \"%s\" is invalid: allowed "
+                            "%g to %g seconds (e.g. 60, 0.5, 500ms)",
+                            o->key, val, o->min, o->max);
+    store(o, conf, v);
+    return 0;
+  case DP_OPT_INTEGER:
+    if (dp_parse_uint(val, &v) < 0 || (double)v < o->min || (double)v > o->max)
+      return dp_option_errf(err, len, -EINVAL,
+                            "Option \"%s\": value \"%s\" is invalid: allowed "
+                            "integers %.0f to %.0f",
+                            o->key, val, o->min, o->max);
+    store(o, conf, v);
+    return 0;
+  case DP_OPT_REAL:
+    if (dp_parse_real(val, &d) < 0 || !(d >= o->min && d <= o->max))
+      return dp_option_errf(err, len, -EINVAL,
+                            "Option \"%s\": value \"%s\" is invalid: allowed "
+                            "%g to %g%s",
+                            o->key, val, o->min, o->max,
+                            o->rule ? o->rule : "");
+    memcpy((char *)conf + o->offset, &d, sizeof(d));
+    return 0;
+  case DP_OPT_BOOL:
+  case DP_OPT_ENUM: {
+    int i = choice_index(o, val);
+    if (i < 0) {
+      char list[256];
+      join_choices(o, ", ", o->kind == DP_OPT_BOOL ? " or " : ", ", "", list,
+                   sizeof(list));
+      return dp_option_errf(err, len, -EINVAL,
+                            "Option \"%s\": value \"%s\" is invalid: allowed "
+                            "%s",
+                            o->key, val, list);
+    }
+    int x = o->kind == DP_OPT_BOOL ? i == 0 : i;
+    memcpy((char *)conf + o->offset, &x, sizeof(x));
+    return 0;
+  }
+  case DP_OPT_LIST:
+  case DP_OPT_BLOCK:
+  case DP_OPT_PATH:
+    break;
+  }
+  return dp_option_errf(err, len, -EINVAL,
+                        "Option \"%s\" is %s, read by the plugin itself",
+                        o->key, o->kind == DP_OPT_BLOCK ? "a block" : "a list");
+}
+
+void dp_options_defaults(dp_opt_scope_t scope, void *conf) {
+  char err[256];
+  for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+    if (table[i].scope == scope && table[i].def != NULL)
+      (void)dp_option_set(&table[i], conf, table[i].def, err, sizeof(err));
+}
+
+void dp_options_keys(dp_opt_scope_t scope, char *buf, size_t len) {
+  size_t off = 0, nkeys = 0, i, n = sizeof(table) / sizeof(table[0]);
+  buf[0] = '\0';
+  for (i = 0; i < n; i++)
+    if (table[i].scope == scope && table[i].kind != DP_OPT_BLOCK)
+      nkeys++;
+  size_t k = 0;
+  for (i = 0; i < n && off < len; i++)
+    if (table[i].scope == scope && table[i].kind != DP_OPT_BLOCK)
+      off += (size_t)snprintf(buf + off, len - off, "%s%s",
+                              k++ == 0 ? "" : ", ", table[i].key);
+  for (i = 0; i < n && off < len; i++)
+    if (table[i].scope == scope && table[i].kind == DP_OPT_BLOCK)
+      off += (size_t)snprintf(buf + off, len - off, " and <%s> blocks",
+                              table[i].key);
+}
+
+void dp_option_allowed(const dp_option_t *o, char *buf, size_t len) {
+  char a[64], b[64];
+  if (o->allowed_doc != NULL) {
+    snprintf(buf, len, "%s", o->allowed_doc);
+    return;
+  }
+  switch (o->kind) {
+  case DP_OPT_SIZE:
+    dp_format_size((uint64_t)o->min, a, sizeof(a));
+    dp_format_size((uint64_t)o->max, b, sizeof(b));
+    snprintf(buf, len, "%s–%s%s", a, b, o->rule ? o->rule : "");
+    return;
+  case DP_OPT_BOOL:
+  case DP_OPT_ENUM:
+    join_choices(o, ", ", ", ", "`", buf, len);
+    return;
+  case DP_OPT_REAL:
+    snprintf(buf, len, "%g–%g%s", o->min, o->max, o->rule ? o->rule : "");
+    return;
+  default:
+    snprintf(buf, len, "%.10g–%.10g%s%s", o->min, o->max, o->unit ? " " : "",
+             o->unit ? o->unit : "");
+    return;
+  }
+}
+
+/* The default probe set in words, from dp_target_conf_default_probes. */
+static void print_default_probes(FILE *f) {
+  dp_target_conf_t t;
+  dp_target_conf_init(&t, "x");
+  dp_target_conf_default_probes(&t);
+  fprintf(f, "A target without `<Probe>` blocks runs the default set: ");
+  uint64_t total_ns = 0;
+  for (size_t i = 0; i < t.nprobes; i++) {
+    char bs[32];
+    const dp_probe_conf_t *p = &t.probes[i];
+    dp_format_size(p->block_size, bs, sizeof(bs));
+    fprintf(f, "%s`%s` (%s %s, QD %u, %g s)", i == 0 ? "" : ", ", p->name,
+            dp_pattern_name(p->pattern), bs, p->queue_depth,
+            (double)p->duration_ns / NS_PER_S);
+    total_ns += p->duration_ns;
+  }
+  fprintf(f,
+          " — about %g s of disk time per %g s round, %.1f %% (within the "
+          "default DutyCycle).\n",
+          (double)total_ns / NS_PER_S, (double)t.interval_ns / NS_PER_S,
+          100.0 * (double)total_ns / (double)t.interval_ns);
+}
+
+void dp_options_markdown(FILE *f) {
+  static const char *const intro[DP_SCOPE_COUNT] = {
+      "Plugin-wide options (inside `<Plugin diskprobe>`, outside any "
+      "target):",
+      "`<Target \"NAME\">` options. NAME is 1–63 characters of "
+      "`A-Z a-z 0-9 _ . -`; it becomes the `plugin_instance` of every value. "
+      "Exactly one of `Path` and `Device`; the probes of a round must take "
+      "less than `ProbeInterval`.",
+      "`<Probe \"NAME\">` options:"};
+  size_t n = sizeof(table) / sizeof(table[0]);
+  fprintf(f, "<!-- generated by `diskprobe options --markdown` from "
+             "src/options.c: edit the table there -->\n");
+  for (int s = 0; s < DP_SCOPE_COUNT; s++) {
+    fprintf(f, "\n%s\n\n", intro[s]);
+    fprintf(f, "| option | `diskprobe` flag | default | allowed | meaning "
+               "|\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < n; i++) {
+      const dp_option_t *o = &table[i];
+      char allowed[256], def[64];
+      if ((int)o->scope != s)
+        continue;
+      dp_option_allowed(o, allowed, sizeof(allowed));
+      if (o->default_doc)
+        snprintf(def, sizeof(def), "%s", o->default_doc);
+      else if (o->def)
+        snprintf(def, sizeof(def), "`%s`", o->def);
+      else
+        snprintf(def, sizeof(def), "—");
+      if (o->kind == DP_OPT_BLOCK)
+        fprintf(f, "| `<%s \"NAME\">` |", o->key);
+      else
+        fprintf(f, "| `%s` |", o->key);
+      if (o->flag)
+        fprintf(f, " `--%s`%s |", o->flag,
+                o->cli == DP_CLI_WATCH ? " (watch)" : "");
+      else
+        fprintf(f, " — |");
+      fprintf(f, " %s | %s | %s |\n", def, allowed, o->help);
+    }
+  }
+  fprintf(f, "\n");
+  print_default_probes(f);
+}
