@@ -1,0 +1,514 @@
+/*
+ * test_sched.c - the probe scheduler (src/scheduler.c) driven step by step
+ * with a fake clock, over real probe files and a fake kernel AIO (libaio
+ * replaced through -Wl,--wrap): grouping by disk, splay bounds, pacing
+ * arithmetic, the results queue, a round that overran, no probe while a
+ * disk is stalled and its recovery, a Device that appears after start, and
+ * shutdown with a worker stuck in the kernel. The real path (the real
+ * collectd on throttled loop devices) is tests/shell/collectd_*.sh.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libaio.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "clock.h"
+#include "scheduler.h"
+
+/* ---- the fake kernel ---------------------------------------------------- */
+
+enum mode { OK, HANG, DSTATE };
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  enum mode mode;
+  struct {
+    io_context_t ctx;
+    struct iocb *cb;
+  } q[4096];
+  unsigned qn;
+  unsigned long submitted, completed;
+  uintptr_t next_ctx;
+  uint64_t advance_ns; /* added to the fake clock per completion */
+  int in_getevents;    /* a thread is blocked in DSTATE */
+} fk = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static uint64_t fake_now = 1000 * DP_NS_PER_S;
+
+static uint64_t fake_clock(void *arg) {
+  (void)arg;
+  return __atomic_load_n(&fake_now, __ATOMIC_SEQ_CST);
+}
+
+int __wrap_io_setup(int nr, io_context_t *ctx) {
+  (void)nr;
+  pthread_mutex_lock(&fk.lock);
+  *ctx = (io_context_t)(++fk.next_ctx);
+  pthread_mutex_unlock(&fk.lock);
+  return 0;
+}
+
+int __wrap_io_destroy(io_context_t ctx) {
+  (void)ctx;
+  return 0;
+}
+
+int __wrap_io_submit(io_context_t ctx, long n, struct iocb **cbs) {
+  pthread_mutex_lock(&fk.lock);
+  for (long i = 0; i < n; i++) {
+    fk.q[fk.qn].ctx = ctx;
+    fk.q[fk.qn++].cb = cbs[i];
+  }
+  fk.submitted += (unsigned long)n;
+  pthread_mutex_unlock(&fk.lock);
+  return (int)n;
+}
+
+int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
+                        struct io_event *ev, struct timespec *ts) {
+  (void)min_nr;
+  pthread_mutex_lock(&fk.lock);
+  while (fk.mode == DSTATE) { /* stuck in the kernel: ignores the timeout */
+    fk.in_getevents = 1;
+    pthread_cond_broadcast(&fk.cond);
+    pthread_cond_wait(&fk.cond, &fk.lock);
+  }
+  if (fk.mode == HANG) {
+    pthread_mutex_unlock(&fk.lock);
+    struct timespec t = {0, 2000000};
+    if (ts && ts->tv_sec == 0 && ts->tv_nsec < t.tv_nsec)
+      t = *ts;
+    nanosleep(&t, NULL);
+    return 0;
+  }
+  long n = 0;
+  for (unsigned i = 0; i < fk.qn && n < nr;) {
+    if (fk.q[i].ctx != ctx) {
+      i++;
+      continue;
+    }
+    memset(&ev[n], 0, sizeof(ev[n]));
+    ev[n].obj = fk.q[i].cb;
+    ev[n].res = fk.q[i].cb->u.c.nbytes;
+    n++;
+    memmove(&fk.q[i], &fk.q[i + 1], (fk.qn - i - 1) * sizeof(fk.q[0]));
+    fk.qn--;
+    fk.completed++;
+    __atomic_add_fetch(&fake_now, fk.advance_ns, __ATOMIC_SEQ_CST);
+  }
+  pthread_mutex_unlock(&fk.lock);
+  return (int)n;
+}
+
+static void fk_mode(enum mode m) {
+  pthread_mutex_lock(&fk.lock);
+  fk.mode = m;
+  pthread_cond_broadcast(&fk.cond);
+  pthread_mutex_unlock(&fk.lock);
+}
+
+static unsigned long fk_submitted(void) {
+  pthread_mutex_lock(&fk.lock);
+  unsigned long n = fk.submitted;
+  pthread_mutex_unlock(&fk.lock);
+  return n;
+}
+
+/* ---- events seen ----------------------------------------------------------
+ */
+
+static struct {
+  pthread_mutex_t lock;
+  unsigned n[DP_SCHED_WORKER_STUCK + 1];
+  uint64_t stall_ns;
+  char last_msg[256];
+} evs = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void on_event(const dp_sched_event_t *ev, void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&evs.lock);
+  evs.n[ev->kind]++;
+  if (ev->kind == DP_SCHED_STALL_ENDED)
+    evs.stall_ns = ev->stall_ns;
+  if (ev->msg)
+    snprintf(evs.last_msg, sizeof(evs.last_msg), "%s", ev->msg);
+  pthread_mutex_unlock(&evs.lock);
+}
+
+static unsigned seen(dp_sched_event_kind_t k) {
+  pthread_mutex_lock(&evs.lock);
+  unsigned n = evs.n[k];
+  pthread_mutex_unlock(&evs.lock);
+  return n;
+}
+
+/* ---- fixtures -------------------------------------------------------------
+ */
+
+static char tmpdir[64];
+
+static int setup(void **state) {
+  (void)state;
+  pthread_mutex_lock(&fk.lock);
+  fk.mode = OK;
+  fk.qn = 0;
+  fk.submitted = fk.completed = 0;
+  fk.advance_ns = 0;
+  pthread_mutex_unlock(&fk.lock);
+  memset(evs.n, 0, sizeof(evs.n));
+  evs.last_msg[0] = '\0';
+  snprintf(tmpdir, sizeof(tmpdir), "/var/tmp/dp-test-sched.XXXXXX");
+  return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A file target in tmpdir/sub (or a Device when device != 0) with one
+ * probe of 4 I/Os at QD1. */
+static dp_target_conf_t target(const char *name, const char *sub, int device,
+                               const char *interval, const char *timeout) {
+  dp_target_conf_t t;
+  char err[256], path[256];
+  dp_target_conf_init(&t, name);
+  snprintf(path, sizeof(path), "%s/%s", tmpdir, sub);
+  assert_int_equal(
+      dp_target_conf_set(&t, device ? "Device" : "Path", path, err, 256), 0);
+  if (!device)
+    assert_int_equal(dp_target_conf_set(&t, "FileSize", "1M", err, 256), 0);
+  assert_int_equal(dp_target_conf_set(&t, "ProbeInterval", interval, err, 256),
+                   0);
+  assert_int_equal(dp_target_conf_set(&t, "Timeout", timeout, err, 256), 0);
+  dp_probe_conf_t p;
+  dp_probe_conf_init(&p, "r");
+  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "4k", err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "MaxOps", "4", err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "Duration", "0.5", err, 256), 0);
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, 256), 0);
+  if (dp_target_conf_finish(&t, err, sizeof(err)) != 0)
+    fail_msg("target conf refused: %s", err);
+  return t;
+}
+
+static dp_sched_conf_t sconf(void) {
+  dp_sched_conf_t c;
+  dp_sched_conf_init(&c);
+  c.splay = 0;
+  c.now_ns = fake_clock;
+  c.on_event = on_event;
+  return c;
+}
+
+#define S(x) ((uint64_t)(x)*DP_NS_PER_S)
+
+/* ---- pure policy -----------------------------------------------------------
+ */
+
+static void test_pace_arithmetic(void **state) {
+  (void)state;
+  /* 1 s busy at 2 %: 50 s needed, 60 s configured: stays 60 s */
+  assert_int_equal(dp_sched_pace_ns(S(60), S(1), 2, 1), S(60));
+  /* 1.5 s busy at 2 %: 75 s */
+  assert_int_equal(dp_sched_pace_ns(S(60), S(3) / 2, 2, 1), S(75));
+  /* two targets share the disk's budget: each needs twice the interval */
+  assert_int_equal(dp_sched_pace_ns(S(60), S(3) / 2, 2, 2), S(150));
+  /* 100 %: as often as the probes fit */
+  assert_int_equal(dp_sched_pace_ns(S(1), S(3), 100, 1), S(3));
+  assert_int_equal(dp_sched_pace_ns(S(60), 0, 2, 1), S(60));
+}
+
+static void test_splay_bounds(void **state) {
+  (void)state;
+  uint64_t rng = 42, lo = UINT64_MAX, hi = 0, now = S(5);
+  for (int i = 0; i < 10000; i++) {
+    uint64_t d = dp_sched_splay_ns(now, S(60), &rng);
+    if (d < now || d >= now + S(60))
+      fail_msg("splay %llu outside [%llu, %llu)", (unsigned long long)d,
+               (unsigned long long)now, (unsigned long long)(now + S(60)));
+    lo = d < lo ? d : lo;
+    hi = d > hi ? d : hi;
+  }
+  /* spread over the whole interval, not bunched at its start */
+  assert_true(lo - now < S(1));
+  assert_true(hi - now > S(59));
+  assert_int_equal(dp_sched_splay_ns(now, 0, &rng), now);
+}
+
+/* ---- grouping -------------------------------------------------------------
+ */
+
+static void test_group_by_disk(void **state) {
+  (void)state;
+  dp_target_conf_t t[3] = {target("a", "a", 0, "10", "1"),
+                           target("b", "b", 0, "10", "1"),
+                           target("late", "nodev", 1, "10", "1")};
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, t, 3), 0);
+  /* a and b live on one filesystem, so on one disk: one worker */
+  assert_int_equal(dp_sched_nworkers(s), 2);
+  size_t wa = dp_sched_target_worker(s, 0);
+  assert_int_equal(dp_sched_target_worker(s, 1), wa);
+  assert_int_equal(dp_sched_worker_ntargets(s, wa), 2);
+  /* a Device that does not exist yet waits in the unresolved worker */
+  size_t wl = dp_sched_target_worker(s, 2);
+  assert_true(wl != wa);
+  assert_string_equal(dp_sched_worker_disk(s, wl), "?");
+  assert_int_equal(dp_sched_find_disk(s, "?"), (int)wl);
+  assert_int_equal(dp_sched_max_samples(s), 3 * DP_SCHED_QUEUE_DEFAULT);
+  dp_sched_free(s);
+}
+
+/* ---- rounds, cadence, queue -----------------------------------------------
+ */
+
+static void test_round_queue_cadence(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("a", "a", 0, "10", "1");
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  uint64_t t0 = fake_now;
+  assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(10));
+  assert_int_equal(fk_submitted(), 4 + 1); /* 1 warm-up at QD1 */
+  assert_int_equal(seen(DP_SCHED_OPENED), 1);
+  dp_sched_sample_t out[8];
+  assert_int_equal(dp_sched_take(s, out, 8), 1);
+  assert_int_equal(out[0].round, 1);
+  assert_int_equal(out[0].r.ops, 4);
+  assert_int_equal(out[0].interval_ns, S(10));
+  assert_true(out[0].last_in_round);
+  assert_string_equal(out[0].target_name, "a");
+  assert_string_equal(out[0].probe_name, "r");
+  assert_int_equal(dp_sched_take(s, out, 8), 0);
+
+  /* not due: nothing runs */
+  fake_now = t0 + S(5);
+  assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(10));
+  assert_int_equal(fk_submitted(), 5);
+
+  /* six rounds without a consumer: the queue keeps the newest four */
+  for (int i = 0; i < 6; i++) {
+    fake_now = t0 + S(10) * (uint64_t)(i + 1);
+    assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(10) * (uint64_t)(i + 2));
+  }
+  assert_int_equal(dp_sched_take(s, out, 8), DP_SCHED_QUEUE_DEFAULT);
+  assert_int_equal(out[0].round, 4);
+  assert_int_equal(out[3].round, 7);
+  dp_sched_free(s);
+}
+
+static void test_overrun_starts_next_at_once(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("a", "a", 0, "10", "1");
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  uint64_t t0 = fake_now;
+  /* each completion takes 6 s of the fake clock: 5 I/Os = 30 s, three
+   * intervals */
+  fk.advance_ns = S(6);
+  uint64_t due = dp_sched_step(s, 0, 0);
+  assert_int_equal(fake_now, t0 + S(30));
+  assert_int_equal(due, t0 + S(30)); /* at once, not t0 + 10 s */
+  fk.advance_ns = 0;
+  /* one catch-up round, then the cadence resumes: no burst of three */
+  assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(40));
+  assert_int_equal(fk_submitted(), 10);
+  dp_sched_free(s);
+}
+
+/* ---- stalls ------------------------------------------------------------- */
+
+static void test_no_probe_while_stalled(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("slow", "a", 0, "10", "0.05");
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  fk_mode(HANG);
+  dp_sched_step(s, 0, 0);
+  assert_int_equal(seen(DP_SCHED_STALL_BEGAN), 1);
+  dp_sched_target_state_t st;
+  dp_sched_target_state(s, 0, &st);
+  assert_true(st.stalled);
+  dp_sched_sample_t out[4];
+  assert_int_equal(dp_sched_take(s, out, 4), 1);
+  assert_true(out[0].r.stalled);
+  assert_true(out[0].interval_ns >= S(10)); /* paced, though stalled */
+  unsigned long sub = fk_submitted();
+  assert_true(sub >= 1);
+
+  /* long past due: the worker only waits for the outstanding I/O */
+  for (int i = 0; i < 3; i++) {
+    fake_now += S(60);
+    dp_sched_step(s, 0, 1000000);
+  }
+  assert_int_equal(fk_submitted(), sub);
+  dp_sched_target_state(s, 0, &st);
+  assert_true(st.stalled);
+  assert_int_equal(seen(DP_SCHED_STALL_ENDED), 0);
+
+  /* the disk answers again: the stall ends, probing resumes */
+  fake_now += S(2);
+  fk_mode(OK);
+  dp_sched_step(s, 0, 1000000);
+  assert_int_equal(seen(DP_SCHED_STALL_ENDED), 1);
+  assert_true(evs.stall_ns >= S(182));
+  dp_sched_target_state(s, 0, &st);
+  assert_false(st.stalled);
+  dp_sched_step(s, 0, 0);
+  assert_int_equal(fk_submitted(), sub + 5);
+  dp_sched_free(s);
+}
+
+/* ---- a Device that appears after start ------------------------------------
+ */
+
+/* Some block device of this machine (2 MiB or more), for a symlink to
+ * point at. */
+static int some_block_device(char *path, size_t len) {
+  DIR *d = opendir("/sys/class/block");
+  struct dirent *de;
+  int found = 0;
+  while (d && !found && (de = readdir(d)) != NULL) {
+    struct stat st;
+    char attr[PATH_MAX];
+    unsigned long long sectors = 0;
+    snprintf(attr, sizeof(attr), "/sys/class/block/%s/size", de->d_name);
+    FILE *f = de->d_name[0] != '.' ? fopen(attr, "r") : NULL;
+    if (f != NULL) {
+      if (fscanf(f, "%llu", &sectors) != 1)
+        sectors = 0;
+      fclose(f);
+    }
+    snprintf(path, len, "/dev/%s", de->d_name);
+    /* one big enough to probe (an unattached loop device has size 0) */
+    found = sectors >= 4096 && stat(path, &st) == 0 && S_ISBLK(st.st_mode);
+  }
+  if (d)
+    closedir(d);
+  return found;
+}
+
+static void test_device_appears_after_start(void **state) {
+  (void)state;
+  char dev[PATH_MAX], link[PATH_MAX];
+  if (!some_block_device(dev, sizeof(dev)))
+    skip();
+  dp_target_conf_t t = target("late", "dev", 1, "10", "1");
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  assert_int_equal(dp_sched_nworkers(s), 1);
+  assert_string_equal(dp_sched_worker_disk(s, 0), "?");
+  /* missing: the round says why, and it stays unresolved */
+  dp_sched_step(s, 0, 0);
+  assert_int_equal(seen(DP_SCHED_OPEN_FAILED), 1);
+  assert_int_equal(seen(DP_SCHED_REGROUPED), 0);
+
+  snprintf(link, sizeof(link), "%s/dev", tmpdir);
+  assert_int_equal(symlink(dev, link), 0);
+  fake_now += S(10);
+  dp_sched_step(s, 0, 0);
+  assert_int_equal(seen(DP_SCHED_REGROUPED), 1);
+  assert_int_equal(dp_sched_nworkers(s), 2);
+  assert_int_equal(dp_sched_target_worker(s, 0), 1);
+  assert_int_equal(dp_sched_worker_ntargets(s, 0), 0);
+  assert_string_not_equal(dp_sched_worker_disk(s, 1), "?");
+  /* the disk's worker probes it at once (read-only; the AIO is fake) */
+  int fd = open(dev, O_RDONLY | O_DIRECT);
+  if (fd >= 0) {
+    close(fd);
+    dp_sched_step(s, 1, 0);
+    assert_int_equal(seen(DP_SCHED_OPENED), 1);
+    dp_sched_sample_t out[4];
+    assert_int_equal(dp_sched_take(s, out, 4), 1);
+  }
+  dp_sched_free(s);
+}
+
+/* ---- threads and shutdown -------------------------------------------------
+ */
+
+static void test_threads_deliver_and_stop(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("a", "a", 0, "1", "1");
+  dp_sched_conf_t c = sconf();
+  c.now_ns = NULL; /* threads sleep on the real clock */
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  assert_int_equal(dp_sched_start(s), 0);
+  assert_true(dp_sched_wait(s, dp_now_ns() + S(30)));
+  dp_sched_sample_t out[4];
+  assert_true(dp_sched_take(s, out, 4) >= 1);
+  assert_int_equal(out[0].r.ops, 4);
+  assert_int_equal(seen(DP_SCHED_WORKER_STARTED), 1);
+  assert_int_equal(dp_sched_stop(s), 0);
+  assert_int_equal(dp_sched_stop(s), 0); /* idempotent */
+  dp_sched_free(s);
+}
+
+/* Kept reachable: a scheduler with a worker left behind is not freed. */
+static dp_sched_t *hung_sched;
+
+static void test_stop_leaves_hung_worker(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("hung", "a", 0, "1", "0.05");
+  dp_sched_conf_t c = sconf();
+  c.now_ns = NULL;
+  c.join_grace_ns = S(1) / 10;
+  assert_int_equal(dp_sched_new(&hung_sched, &c, &t, 1), 0);
+  fk_mode(DSTATE);
+  assert_int_equal(dp_sched_start(hung_sched), 0);
+  pthread_mutex_lock(&fk.lock); /* until the worker is stuck in the kernel */
+  while (!fk.in_getevents)
+    pthread_cond_wait(&fk.cond, &fk.lock);
+  pthread_mutex_unlock(&fk.lock);
+  assert_int_equal(dp_sched_stop(hung_sched), 1);
+  assert_int_equal(seen(DP_SCHED_WORKER_STUCK), 1);
+  dp_sched_free(hung_sched); /* frees nothing: the worker still runs */
+  /* the kernel lets go: the worker finishes on its own */
+  fk_mode(OK);
+  for (int i = 0; i < 200 && fk_submitted() > fk.completed; i++)
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_pace_arithmetic),
+      cmocka_unit_test(test_splay_bounds),
+      cmocka_unit_test_setup_teardown(test_group_by_disk, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_round_queue_cadence, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_overrun_starts_next_at_once, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_no_probe_while_stalled, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_device_appears_after_start, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_threads_deliver_and_stop, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_stop_leaves_hung_worker, setup,
+                                      teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
