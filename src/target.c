@@ -5,6 +5,7 @@
 #include "engine.h"
 #include "rng.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -82,8 +83,38 @@ static int read_devnum(const char *dir, unsigned *maj, unsigned *min) {
   return ok ? 0 : -EINVAL;
 }
 
+/* The first (by name) device a stacked device (device-mapper, MD) is built
+ * on, from <dir>/slaves/: 0 and its number, or -ENOENT for a device that
+ * is not stacked. */
+static int first_slave(const char *dir, unsigned *maj, unsigned *min) {
+  char p[PATH_MAX], best[256] = "";
+  snprintf(p, sizeof(p), "%s/slaves", dir);
+  DIR *d = opendir(p);
+  if (d == NULL)
+    return -ENOENT;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (de->d_name[0] != '.' &&
+        (best[0] == '\0' || strcmp(de->d_name, best) < 0))
+      snprintf(best, sizeof(best), "%s", de->d_name);
+  closedir(d);
+  if (best[0] == '\0')
+    return -ENOENT;
+  char slave[PATH_MAX];
+  snprintf(slave, sizeof(slave), "%s/slaves/%s", dir, best);
+  return read_devnum(slave, maj, min);
+}
+
+static int resolve_depth(const char *sysroot, unsigned major, unsigned minor,
+                         dp_device_t *out, int depth);
+
 int dp_device_resolve_at(const char *sysroot, unsigned major, unsigned minor,
                          dp_device_t *out) {
+  return resolve_depth(sysroot, major, minor, out, 0);
+}
+
+static int resolve_depth(const char *sysroot, unsigned major, unsigned minor,
+                         dp_device_t *out, int depth) {
   memset(out, 0, sizeof(*out));
   out->rotational = -1;
   char link[PATH_MAX], real[PATH_MAX];
@@ -109,6 +140,16 @@ int dp_device_resolve_at(const char *sysroot, unsigned major, unsigned minor,
   if (read_devnum(diskdir, &out->disk_major, &out->disk_minor) < 0) {
     out->disk_major = major;
     out->disk_minor = minor;
+  }
+  /* A device-mapper/LVM/MD device: the physical disk is below it. */
+  unsigned smaj, smin;
+  dp_device_t below;
+  if (depth < 8 && first_slave(diskdir, &smaj, &smin) == 0 &&
+      resolve_depth(sysroot, smaj, smin, &below, depth + 1) == 0) {
+    snprintf(out->disk, sizeof(out->disk), "%s", below.disk);
+    out->disk_major = below.disk_major;
+    out->disk_minor = below.disk_minor;
+    out->stacked = 1;
   }
   char q[PATH_MAX];
   snprintf(q, sizeof(q), "%s/queue", diskdir);

@@ -52,6 +52,7 @@ typedef struct {
   unsigned disk_major, disk_minor;
   char disk[64]; /* the whole disk, e.g. "vda" (== name for a whole disk) */
   int partition; /* 1 if name is a partition of disk */
+  int stacked;   /* 1 if name is built on other devices (dm, md) */
   uint32_t logical_block_size; /* bytes; 0 when unknown */
   int rotational;              /* 1, 0, or -1 when unknown */
 } dp_device_t;
@@ -73,6 +74,11 @@ typedef struct {
 /*
  * Resolves major:minor to the kernel's device names using the sysfs tree
  * under `sysroot` ("/sys" on a live system; a fixture tree in tests).
+ * `disk` is the physical disk: a partition's parent, and for a stacked
+ * device (device-mapper/LVM, MD: its `slaves/`) the disk under its first
+ * slave by name, followed down as far as it goes -- two logical volumes on
+ * one disk resolve to that disk. (A device striped over several disks is
+ * counted as on its first one.)
  * -ENODEV if the device is not a block device known to sysfs (e.g. btrfs
  * and overlayfs anonymous devices).
  */

@@ -357,6 +357,67 @@ static void test_resolve_fixture_sysfs(void **state) {
   assert_int_equal(dp_device_resolve_at(root, 0, 45, &d), -ENODEV);
 }
 
+/* Two logical volumes (dm-0 on sda2, dm-1 on a crypt dm-2 on sda3) and a
+ * partition all resolve to sda, so one worker probes them all. */
+static void test_resolve_stacked_sysfs(void **state) {
+  fx_t *f = *state;
+  char root[600];
+  snprintf(root, sizeof(root), "%s/sys", f->dir);
+  mk(root, "devices/pci0/block/sda/dev", "8:0\n");
+  mk(root, "devices/pci0/block/sda/sda2/dev", "8:2\n");
+  mk(root, "devices/pci0/block/sda/sda2/partition", "2\n");
+  mk(root, "devices/pci0/block/sda/sda3/dev", "8:3\n");
+  mk(root, "devices/pci0/block/sda/sda3/partition", "3\n");
+  mk(root, "devices/virtual/block/dm-0/dev", "253:0\n");
+  mk(root, "devices/virtual/block/dm-0/queue/rotational", "0\n");
+  mk(root, "devices/virtual/block/dm-0/slaves/x", NULL);
+  mk(root, "devices/virtual/block/dm-1/dev", "253:1\n");
+  mk(root, "devices/virtual/block/dm-1/slaves/x", NULL);
+  mk(root, "devices/virtual/block/dm-2/dev", "253:2\n");
+  mk(root, "devices/virtual/block/dm-2/slaves/x", NULL);
+  mk(root, "devices/virtual/block/dm-3/dev", "253:3\n");
+  mk(root, "dev/block/x", NULL);
+  static const char *const links[][2] = {
+      {"dev/block/8:0", "../../devices/pci0/block/sda"},
+      {"dev/block/8:2", "../../devices/pci0/block/sda/sda2"},
+      {"dev/block/8:3", "../../devices/pci0/block/sda/sda3"},
+      {"dev/block/253:0", "../../devices/virtual/block/dm-0"},
+      {"dev/block/253:1", "../../devices/virtual/block/dm-1"},
+      {"dev/block/253:2", "../../devices/virtual/block/dm-2"},
+      {"dev/block/253:3", "../../devices/virtual/block/dm-3"},
+      {"devices/virtual/block/dm-0/slaves/sda2",
+       "../../../../pci0/block/sda/sda2"},
+      {"devices/virtual/block/dm-1/slaves/dm-2", "../../dm-2"},
+      {"devices/virtual/block/dm-2/slaves/sda3",
+       "../../../../pci0/block/sda/sda3"},
+  };
+  for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+    char l[800];
+    snprintf(l, sizeof(l), "%s/%s", root, links[i][0]);
+    if (symlink(links[i][1], l) != 0)
+      fail_msg("symlink %s: %s", l, strerror(errno));
+  }
+  dp_device_t d;
+  assert_int_equal(dp_device_resolve_at(root, 253, 0, &d), 0);
+  assert_string_equal(d.name, "dm-0");
+  assert_string_equal(d.disk, "sda");
+  assert_int_equal(d.disk_major, 8);
+  assert_int_equal(d.disk_minor, 0);
+  assert_int_equal(d.stacked, 1);
+  assert_int_equal(d.rotational, 0); /* the dm device's own queue */
+  assert_int_equal(dp_device_resolve_at(root, 253, 1, &d), 0);
+  assert_string_equal(d.name, "dm-1");
+  assert_string_equal(d.disk, "sda");
+  assert_int_equal(d.disk_minor, 0);
+  /* a dm device with no slaves (e.g. dm-zero) is its own disk */
+  assert_int_equal(dp_device_resolve_at(root, 253, 3, &d), 0);
+  assert_string_equal(d.disk, "dm-3");
+  assert_int_equal(d.stacked, 0);
+  assert_int_equal(dp_device_resolve_at(root, 8, 2, &d), 0);
+  assert_int_equal(d.stacked, 0);
+  assert_string_equal(d.disk, "sda");
+}
+
 static void test_resolve_live(void **state) {
   fx_t *f = *state;
   struct stat st;
@@ -387,6 +448,7 @@ int main(void) {
       T(test_no_space),
       T(test_missing_path_and_file_as_dir),
       T(test_resolve_fixture_sysfs),
+      T(test_resolve_stacked_sysfs),
       T(test_resolve_live),
   };
   return cmocka_run_group_tests_name("target", tests, NULL, NULL);
