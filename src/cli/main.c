@@ -3,6 +3,8 @@
  *
  *   diskprobe run [options] TARGET     one probe, a table or JSON (cmd_run.c)
  *   diskprobe stat [options] DEVICE... the iostat -x view (cmd_stat.c)
+ *   diskprobe watch [options] TARGET... the plugin's scheduler, a line per
+ *                                      probe per round (cmd_watch.c)
  *   diskprobe options --markdown       (hidden) the configuration reference
  *                                      that README.md holds, from the table
  *
@@ -20,6 +22,8 @@
 void dp_cli_usage(FILE *f) {
   dp_cli_synopsis(f, "usage: ", "run", DP_CLI_RUN,
                   "[--format text|json] TARGET", 0);
+  dp_cli_synopsis(f, "       ", "watch", DP_CLI_WATCH,
+                  "[--count N] [--format text|json] TARGET...", 0);
   fprintf(f, "       diskprobe stat [--interval 1s] [--count N] "
              "[--format text|json] DEVICE...\n"
              "       diskprobe --version\n"
@@ -29,7 +33,8 @@ void dp_cli_usage(FILE *f) {
              "a directory that holds diskprobe.probe, or a path ending in "
              ".probe.\n"
              "Defaults and ranges are the collectd plugin's: diskprobe "
-             "run --help.\n");
+             "run --help,\n"
+             "diskprobe watch --help.\n");
 }
 
 int main(int argc, char **argv) {
@@ -49,6 +54,8 @@ int main(int argc, char **argv) {
     return dp_cmd_run(argc - 1, argv + 1);
   if (strcmp(argv[1], "stat") == 0)
     return dp_cmd_stat(argc - 1, argv + 1);
+  if (strcmp(argv[1], "watch") == 0)
+    return dp_cmd_watch(argc - 1, argv + 1);
   if (strcmp(argv[1], "options") == 0) {
     if (argc != 3 || strcmp(argv[2], "--markdown") != 0) {
       fprintf(stderr, "diskprobe: usage: diskprobe options --markdown\n");

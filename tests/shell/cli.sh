@@ -73,4 +73,59 @@ PY
 "$DISKPROBE" stat --interval 0.2s --count 1 --format json "$(awk '$3 !~ /^(ram|loop)/ {print $3; exit}' /proc/diskstats)" | python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); sys.exit(0 if "util_percent" in d and "read_await_s" in d else 1)' &&
   pass "stat --format json" || fail "stat --format json"
 
+# watch: the plugin's scheduler, a line per probe per round.
+expect 2 "unknown option '--bogus'" "$DISKPROBE" watch --bogus "$d/w"
+expect 2 'Option "MaxOps": value "-1" is invalid' "$DISKPROBE" watch --ops -1 "$d/w"
+expect 2 'Option "ProbeInterval": value "0" is invalid: allowed 1 to 86400 seconds' "$DISKPROBE" watch --interval 0 "$d/w"
+expect 2 'Option "DutyCycle": value "200" is invalid' "$DISKPROBE" watch --duty-cycle 200 "$d/w"
+expect 2 "invalid --count '0'" "$DISKPROBE" watch --count 0 "$d/w"
+expect 2 "invalid --count '1x'" "$DISKPROBE" watch --count 1x "$d/w"
+expect 2 "no TARGET given" "$DISKPROBE" watch --count 1
+expect 2 "its probes take 1.00 s but ProbeInterval is 1.00 s" "$DISKPROBE" watch --interval 1s "$d/w"
+expect 1 "no target could be opened" "$DISKPROBE" watch --count 2 "$d/no/such/dir"
+
+fast="--interval 1s --duration 0.1s --duty-cycle 100 --file-size 16m"
+# shellcheck disable=SC2086
+"$DISKPROBE" watch --count 2 $fast "$d/w" >"$d/watch.txt" 2>"$d/watch.err"
+rc=$?
+lines=$(grep -c ' randread-qd1 ' "$d/watch.txt")
+if [ $rc = 0 ] && [ "$lines" = 2 ] && head -1 "$d/watch.txt" | grep -q '^time .*iops.*p50_us.*p99_us.*stalled' &&
+  grep -q '^--- diskprobe watch summary' "$d/watch.err" && grep -qE "^$d/w +randread-qd1 +2 " "$d/watch.err"; then
+  pass "watch --count 2: 2 rounds of lines, a summary on stderr"
+else
+  fail "watch --count 2: rc $rc, $lines lines: $(cat "$d/watch.txt" "$d/watch.err")"
+fi
+
+# JSON: run's keys plus time and target; a path with '"' and '\' escaped.
+odd="$d/we\"ird\\dir"
+# shellcheck disable=SC2086
+"$DISKPROBE" watch --count 2 $fast --format json "$odd" >"$d/watch.json" 2>"$d/watch.err" || fail "watch --format json: $(cat "$d/watch.err")"
+python3 - "$d/watch.json" "$odd/diskprobe.probe" <<'PY' && pass "watch --format json: 2 lines, run's keys, time, escaped target" || fail "watch JSON: $(cat "$d/watch.json")"
+import json, sys, time
+lines = open(sys.argv[1]).read().splitlines()
+need = ["target", "device", "pattern", "block_size", "queue_depth", "ops", "bytes", "elapsed_s",
+        "iops", "bytes_per_second", "latency_s", "achieved_queue_depth", "errors", "stalled",
+        "cpu_s", "wall_s", "time", "probe", "round"]
+ds = [json.loads(l) for l in lines]
+ok = len(ds) == 2 and all(all(k in d for k in need) for d in ds)
+ok = ok and all(d["target"] == sys.argv[2] for d in ds) and [d["round"] for d in ds] == [1, 2]
+ok = ok and all(abs(d["time"] - time.time()) < 60 and d["ops"] > 0 for d in ds)
+sys.exit(0 if ok else 1)
+PY
+
+# No probe flag: the plugin's default probe set.
+"$DISKPROBE" watch --count 1 --interval 2s --duty-cycle 100 --file-size 16m --format json "$d/w" 2>/dev/null |
+  python3 -c 'import json,sys; p=[json.loads(l)["probe"] for l in sys.stdin]; sys.exit(0 if p==["randread-qd1","randread-qd32","seqread"] else 1)' &&
+  pass "watch without probe flags runs the default probe set" || fail "watch default probe set"
+
+# Ctrl-C stops at once with exit 0 and a summary.
+"$DISKPROBE" watch --interval 60s --duration 0.1s --file-size 16m "$d/w" >"$d/int.txt" 2>"$d/int.err" &
+pid=$!
+for _ in $(seq 50); do grep -q randread "$d/int.txt" 2>/dev/null && break; sleep 0.1; done
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc = 0 ] && grep -q '^--- diskprobe watch summary' "$d/int.err" && pass "watch: SIGINT stops with exit 0 and a summary" ||
+  fail "watch SIGINT: rc $rc: $(cat "$d/int.err")"
+
 [ "$FAILED" = 0 ] && echo "cli: all checks passed" || exit 1
