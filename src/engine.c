@@ -19,7 +19,8 @@
 #define STALL_SCAN_NS (50 * UINT64_C(1000000))
 /* A probe whose I/Os keep failing stops after this many errors. */
 #define MAX_ERRORS 16
-/* io_submit -EAGAIN with nothing in flight: retry this often, 1 ms apart. */
+/* io_submit -EAGAIN or -ENOMEM with nothing in flight: retry this often,
+ * 1 ms apart. */
 #define EAGAIN_RETRIES 1000
 
 struct dp_engine {
@@ -38,6 +39,8 @@ struct dp_engine {
   uint64_t *submit_ns; /* per slot */
   unsigned char *inflight;
   dp_hist_t hist;
+  uint64_t (*now_ns)(void *arg); /* dp_engine_set_clock */
+  void *now_arg;
 };
 
 static const char *const pattern_names[DP_PATTERN_COUNT] = {
@@ -72,6 +75,29 @@ static double cpu_s(const struct timeval *tv) {
 }
 
 static int is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+static uint64_t default_now_ns(void *arg) {
+  (void)arg;
+  return dp_now_ns();
+}
+
+void dp_engine_set_clock(dp_engine_t *e, uint64_t (*now_ns)(void *arg),
+                         void *arg) {
+  e->now_ns = now_ns ? now_ns : default_now_ns;
+  e->now_arg = now_ns ? arg : NULL;
+}
+
+static uint64_t engine_now(const dp_engine_t *e) {
+  return e->now_ns(e->now_arg);
+}
+
+/* The slot of a completed iocb, or max_qd for one that is not ours. */
+static size_t event_slot(const dp_engine_t *e, const struct iocb *obj) {
+  uintptr_t off = (uintptr_t)obj - (uintptr_t)e->iocbs;
+  if (off % sizeof(*e->iocbs) != 0 || off / sizeof(*e->iocbs) >= e->max_qd)
+    return e->max_qd;
+  return off / sizeof(*e->iocbs);
+}
 
 int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
                    uint32_t max_block_size) {
@@ -120,6 +146,7 @@ int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
     return -ENOMEM;
   }
   e->rng = dp_now_ns() | 1;
+  dp_engine_set_clock(e, NULL, NULL);
 
   /* io_setup directly, not io_queue_init: the tests wrap io_setup. */
   rc = io_setup((int)max_qd, &e->ctx);
@@ -163,9 +190,9 @@ void dp_engine_close(dp_engine_t *e) {
 }
 
 int dp_engine_reap(dp_engine_t *e, uint64_t wait_ns) {
-  uint64_t deadline = dp_now_ns() + wait_ns;
+  uint64_t deadline = engine_now(e) + wait_ns;
   while (e->outstanding > 0) {
-    uint64_t now = dp_now_ns();
+    uint64_t now = engine_now(e);
     if (now >= deadline)
       break;
     struct timespec ts;
@@ -174,9 +201,9 @@ int dp_engine_reap(dp_engine_t *e, uint64_t wait_ns) {
     if (n == -EINTR)
       continue;
     if (n < 0)
-      return n;
+      return n; /* a broken context: see engine.h */
     for (int i = 0; i < n; i++) {
-      size_t slot = (size_t)(e->events[i].obj - e->iocbs);
+      size_t slot = event_slot(e, e->events[i].obj);
       if (slot < e->max_qd && e->inflight[slot]) {
         e->inflight[slot] = 0;
         e->outstanding--;
@@ -186,14 +213,31 @@ int dp_engine_reap(dp_engine_t *e, uint64_t wait_ns) {
   return (int)e->outstanding;
 }
 
+/* What a probe does with a freed slot. */
+typedef enum {
+  PHASE_RUN,     /* replace each completion by a new I/O */
+  PHASE_DRAIN,   /* budget spent: submit nothing, count what completes */
+  PHASE_ABANDON, /* stop flag, errors, a refused submit: submit and count
+                    nothing more, only reap what is in flight */
+} phase_t;
+
 /* State of one probe run, kept off the engine so the engine stays small. */
 typedef struct {
   const dp_job_t *job;
+  dp_result_t *res;
   uint64_t nblocks;  /* region_bytes / block_size */
   uint64_t seq_next; /* next block for the sequential patterns */
-  unsigned npending;
-  int stopping;  /* submit nothing more */
-  int abandoned; /* and count nothing more (stop flag, errors) */
+  unsigned npending; /* prepared iocbs in e->pending, not yet submitted */
+  phase_t phase;
+  uint32_t warmup_left; /* 0: the measured window has started */
+  uint64_t timeout_ns, scan_every_ns;
+  uint64_t t_start, last_scan_ns;
+  uint64_t window_start; /* valid once warmup_left == 0 */
+  uint64_t last_counted; /* valid once res->ops > 0 */
+  uint64_t window_end;   /* valid once window_closed */
+  int window_closed;
+  int rc; /* what dp_engine_run returns */
+  struct rusage ru0;
 } run_t;
 
 /* Write data: a slot's buffer is filled with random bytes once; each write
@@ -243,7 +287,10 @@ static void prep_slot(dp_engine_t *e, run_t *r, size_t slot) {
 }
 
 /* Submits what is pending. Returns 0, or a negative errno that ends the
- * probe. -EAGAIN with I/O in flight is not an error: retried after a reap.
+ * probe. -EAGAIN or -ENOMEM (the kernel short of AIO requests or memory)
+ * with I/O in flight is not an error: retried after a reap, once in-flight
+ * I/O has given resources back; with nothing in flight, retried 1 ms apart
+ * for about a second.
  *
  * One iocb per io_submit. A multi-iocb io_submit plugs the block queue and
  * hands the device the whole batch only at its end, so the device idles while
@@ -255,26 +302,26 @@ static void prep_slot(dp_engine_t *e, run_t *r, size_t slot) {
 static int submit_pending(dp_engine_t *e, run_t *r) {
   unsigned tries = 0, done = 0;
   int rc = 0;
-  uint64_t now = dp_now_ns();
+  uint64_t now = engine_now(e);
   for (unsigned i = 0; i < r->npending; i++)
     e->submit_ns[e->pending[i] - e->iocbs] = now;
   while (done < r->npending) {
     int n = io_submit(e->ctx, 1, &e->pending[done]);
     if (n == -EINTR)
       continue;
-    if (n == -EAGAIN || n == 0) {
+    if (n == -EAGAIN || n == -ENOMEM || n == 0) {
       if (e->outstanding > 0)
         break; /* retried after the next reap */
       if (++tries > EAGAIN_RETRIES) {
-        rc = -EAGAIN;
+        rc = n ? n : -EAGAIN;
         break;
       }
-      if (n == -EAGAIN) {
+      if (n != 0) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
       }
       /* That wait was ours, not the device's. */
-      now = dp_now_ns();
+      now = engine_now(e);
       for (unsigned i = done; i < r->npending; i++)
         e->submit_ns[e->pending[i] - e->iocbs] = now;
       continue;
@@ -302,6 +349,251 @@ static int job_valid(const dp_engine_t *e, const dp_job_t *j) {
          (j->duration_ns > 0 || j->max_ops > 0);
 }
 
+/* ---- the steps of a probe ------------------------------------------------
+ *
+ * dp_engine_run is: begin; then, while I/O is in flight: wait, complete and
+ * replace each completion, refill, scan; then finish. The phase says what a
+ * freed slot does (run -> drain when the budget is spent; run -> abandon on
+ * the stop flag, errors or a refused submit); a stall or a broken context
+ * leaves the loop with I/O outstanding, fenced until dp_engine_reap. */
+
+/* Nonzero once another thread has set the job's stop flag. */
+static int stop_asked(const run_t *r) {
+  return r->job->stop &&
+         atomic_load_explicit(r->job->stop, memory_order_acquire) != 0;
+}
+
+/* Nonzero once the time budget of the measured window is spent at `now`. */
+static int time_spent(const run_t *r, uint64_t now) {
+  return r->warmup_left == 0 && r->job->duration_ns &&
+         now - r->window_start >= r->job->duration_ns;
+}
+
+/* Ends the measured window at `t`, unless it has already ended. */
+static void close_window(run_t *r, uint64_t t) {
+  if (!r->window_closed) {
+    r->window_end = t;
+    r->window_closed = 1;
+  }
+}
+
+/* Submits and counts nothing more; the window ends at `now`. */
+static void run_abandon(run_t *r, uint64_t now) {
+  r->phase = PHASE_ABANDON;
+  r->npending = 0; /* slots prepared for resubmission stay idle */
+  close_window(r, now);
+}
+
+/* Ends the loop with I/O the engine cannot wait for: stalled, the window
+ * ending at the last counted completion. */
+static void run_stall(run_t *r, uint64_t now) {
+  r->res->stalled = 1;
+  close_window(r, r->res->ops > 0 ? r->last_counted : now);
+}
+
+/* Submits what is prepared; a refusal abandons the probe with its errno. */
+static void run_submit(dp_engine_t *e, run_t *r, uint64_t now) {
+  int rc = submit_pending(e, r);
+  if (rc < 0) {
+    r->rc = rc;
+    if (!r->res->first_error)
+      r->res->first_error = rc;
+    run_abandon(r, now);
+  }
+}
+
+/* begin: resets the result and fills the queue to queue_depth (nothing if
+ * the stop flag is already set). */
+static void run_begin(dp_engine_t *e, run_t *r, const dp_job_t *job,
+                      dp_result_t *res) {
+  res->pattern = job->pattern;
+  res->block_size = job->block_size;
+  res->queue_depth = job->queue_depth;
+  dp_hist_reset(&e->hist);
+  if (job->seed)
+    e->rng = job->seed;
+
+  memset(r, 0, sizeof(*r));
+  r->job = job;
+  r->res = res;
+  r->phase = PHASE_RUN;
+  r->nblocks = job->region_bytes / job->block_size;
+  r->seq_next = dp_rng_next(&e->rng) % r->nblocks;
+  r->warmup_left = job->queue_depth;
+  r->timeout_ns = job->timeout_ns ? job->timeout_ns : DEFAULT_TIMEOUT_NS;
+  r->scan_every_ns =
+      r->timeout_ns / 4 < STALL_SCAN_NS ? r->timeout_ns / 4 : STALL_SCAN_NS;
+  if (r->scan_every_ns < DP_NS_PER_MS)
+    r->scan_every_ns = DP_NS_PER_MS;
+
+  getrusage(RUSAGE_THREAD, &r->ru0);
+  r->t_start = r->last_scan_ns = engine_now(e);
+  if (stop_asked(r)) {
+    run_abandon(r, r->t_start);
+    return;
+  }
+  for (size_t s = 0; s < job->queue_depth; s++)
+    prep_slot(e, r, s);
+  run_submit(e, r, r->t_start);
+}
+
+/* wait: up to one scan period for completions into e->events. Returns how
+ * many arrived (0 on a timeout or -EINTR), or -1 when the context is broken:
+ * then the probe is over and reported like a stall (engine.h). */
+static int run_wait(dp_engine_t *e, run_t *r) {
+  struct timespec ts;
+  dp_ns_to_timespec(r->scan_every_ns, &ts);
+  int n = io_getevents(e->ctx, 1, (long)r->job->queue_depth, e->events, &ts);
+  if (n >= 0)
+    return n;
+  if (n == -EINTR)
+    return 0;
+  /* -EINVAL, -EFAULT, ...: nothing more can be reaped through this context,
+   * and the kernel may still DMA into the buffers of the I/O in flight. */
+  r->rc = n;
+  if (!r->res->first_error)
+    r->res->first_error = n;
+  run_stall(r, engine_now(e));
+  return -1;
+}
+
+/* complete: accounts one completion (live counter, errors, warm-up, counted
+ * latency). Returns its slot, now free, or -1 for an event not ours. */
+static long run_complete(dp_engine_t *e, run_t *r, const struct io_event *ev,
+                         uint64_t now) {
+  const dp_job_t *j = r->job;
+  dp_result_t *res = r->res;
+  size_t slot = event_slot(e, ev->obj);
+  if (slot >= j->queue_depth || !e->inflight[slot])
+    return -1;
+  e->inflight[slot] = 0;
+  e->outstanding--;
+  uint64_t lat = now - e->submit_ns[slot];
+  long got = (long)ev->res; /* res is unsigned; errors are -errno */
+  if (j->counter) {
+    atomic_fetch_add_explicit(&j->counter->ios, 1, memory_order_relaxed);
+    if (got > 0)
+      atomic_fetch_add_explicit(&j->counter->bytes, (uint64_t)got,
+                                memory_order_relaxed);
+  }
+  if (got < 0) {
+    res->err_io++;
+    if (!res->first_error)
+      res->first_error = (int)got;
+  } else if ((unsigned long)got != j->block_size) {
+    res->err_short++;
+  } else if (r->warmup_left > 0) {
+    if (--r->warmup_left == 0)
+      r->window_start = now;
+  } else if (r->phase != PHASE_ABANDON) {
+    /* Counted, also while draining: the window ends at the completion of
+     * the last I/O submitted before the budget was spent, as it starts at
+     * the completion of the last I/O of the first batch. Ending it at the
+     * first completion past the budget would drop up to queue_depth - 1
+     * I/Os at the end that the start does not: -3 % at QD32 on a
+     * blkio-throttled device (500 IOPS), whose I/Os complete in bursts. */
+    if (lat > r->timeout_ns)
+      res->err_timeout++;
+    dp_hist_record(&e->hist, lat);
+    res->ops++;
+    r->last_counted = now;
+  }
+  return (long)slot;
+}
+
+/* replace: while running, prepares a new I/O in the freed slot, unless the
+ * stop flag or the error cap abandons the probe or the budget is spent. */
+static void run_replace(dp_engine_t *e, run_t *r, size_t slot, uint64_t now) {
+  const dp_job_t *j = r->job;
+  const dp_result_t *res = r->res;
+  if (r->phase != PHASE_RUN)
+    return;
+  if (stop_asked(r) || res->err_io + res->err_short >= MAX_ERRORS) {
+    run_abandon(r, now);
+    return;
+  }
+  /* For the op budget, what is in flight (or prepared) past the warm-up
+   * will be counted too, so exactly max_ops are (if none fails). */
+  uint64_t ahead = (uint64_t)e->outstanding + r->npending;
+  ahead = ahead > r->warmup_left ? ahead - r->warmup_left : 0;
+  if (time_spent(r, now) || (j->max_ops && res->ops + ahead >= j->max_ops)) {
+    r->phase = PHASE_DRAIN;
+    return;
+  }
+  prep_slot(e, r, slot);
+}
+
+/* refill: after a batch (or a wait that reaped nothing), checks the stop
+ * flag and the time budget, then submits what was prepared before. */
+static void run_refill(dp_engine_t *e, run_t *r, uint64_t now) {
+  if (r->phase == PHASE_RUN) {
+    if (stop_asked(r))
+      run_abandon(r, now);
+    else if (time_spent(r, now))
+      r->phase = PHASE_DRAIN;
+  }
+  /* Prepared before the budget ran out: submitted and counted. */
+  if (r->phase != PHASE_ABANDON && r->npending > 0)
+    run_submit(e, r, now);
+}
+
+/* scan: at most once a scan period, counts in-flight I/O older than the
+ * timeout; nonzero (the probe is over, stalled) if there is any. */
+static int run_scan(dp_engine_t *e, run_t *r) {
+  /* Re-read the clock: the submissions just made are newer than `now`. */
+  uint64_t now = engine_now(e);
+  if (now - r->last_scan_ns < r->scan_every_ns)
+    return 0;
+  r->last_scan_ns = now;
+  uint64_t late = 0;
+  for (size_t s = 0; s < r->job->queue_depth; s++)
+    if (e->inflight[s] && now - e->submit_ns[s] > r->timeout_ns)
+      late++;
+  if (late == 0)
+    return 0;
+  r->res->err_timeout += late;
+  run_stall(r, now);
+  return 1; /* leave the rest to dp_engine_reap */
+}
+
+/* The latency figures of the result, from the counted I/Os' histogram. */
+static void fill_latency(dp_result_t *res, const dp_hist_t *h) {
+  if (h->count == 0)
+    return;
+  res->lat_min_s = (double)h->min_ns / 1e9;
+  res->lat_max_s = (double)h->max_ns / 1e9;
+  res->lat_mean_s = dp_hist_mean(h) / 1e9;
+  res->lat_p50_s = (double)dp_hist_quantile(h, 0.50) / 1e9;
+  res->lat_p90_s = (double)dp_hist_quantile(h, 0.90) / 1e9;
+  res->lat_p99_s = (double)dp_hist_quantile(h, 0.99) / 1e9;
+  res->lat_p999_s = (double)dp_hist_quantile(h, 0.999) / 1e9;
+}
+
+/* finish: fills the window, rates, latency and CPU of the result; returns
+ * what dp_engine_run returns. */
+static int run_finish(dp_engine_t *e, run_t *r) {
+  dp_result_t *res = r->res;
+  struct rusage ru1;
+  uint64_t t_end = engine_now(e);
+  getrusage(RUSAGE_THREAD, &ru1);
+  close_window(r, res->ops > 0 ? r->last_counted : t_end);
+  /* A warm-up that never finished measured nothing. */
+  uint64_t start = r->warmup_left == 0 ? r->window_start : r->window_end;
+
+  res->wall_s = (double)(t_end - r->t_start) / 1e9;
+  res->elapsed_s = (double)(r->window_end - start) / 1e9;
+  res->bytes = res->ops * r->job->block_size;
+  if (res->elapsed_s > 0) {
+    res->iops = (double)res->ops / res->elapsed_s;
+    res->bytes_per_s = (double)res->bytes / res->elapsed_s;
+  }
+  fill_latency(res, &e->hist);
+  res->achieved_qd = res->iops * res->lat_mean_s;
+  res->cpu_user_s = cpu_s(&ru1.ru_utime) - cpu_s(&r->ru0.ru_utime);
+  res->cpu_sys_s = cpu_s(&ru1.ru_stime) - cpu_s(&r->ru0.ru_stime);
+  return r->rc;
+}
+
 int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res) {
   memset(res, 0, sizeof(*res));
   res->hist = &e->hist;
@@ -310,178 +602,21 @@ int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res) {
   if (e->outstanding > 0)
     return -EBUSY;
 
-  res->pattern = job->pattern;
-  res->block_size = job->block_size;
-  res->queue_depth = job->queue_depth;
-  dp_hist_reset(&e->hist);
-  if (job->seed)
-    e->rng = job->seed;
-
-  run_t r = {.job = job, .nblocks = job->region_bytes / job->block_size};
-  r.seq_next = dp_rng_next(&e->rng) % r.nblocks;
-  uint64_t timeout = job->timeout_ns ? job->timeout_ns : DEFAULT_TIMEOUT_NS;
-  uint64_t scan_every =
-      timeout / 4 < STALL_SCAN_NS ? timeout / 4 : STALL_SCAN_NS;
-  if (scan_every < 1000000)
-    scan_every = 1000000;
-
-  struct rusage ru0, ru1;
-  getrusage(RUSAGE_THREAD, &ru0);
-  uint64_t t_start = dp_now_ns();
-  uint64_t window_start = 0, window_end = 0, last_scan = t_start;
-  uint64_t last_counted = 0;
-  uint32_t warmup_left = job->queue_depth;
-  int rc = 0;
-
-  for (size_t s = 0; s < job->queue_depth; s++)
-    prep_slot(e, &r, s);
-  rc = submit_pending(e, &r);
-  if (rc < 0) {
-    res->first_error = rc;
-    r.stopping = r.abandoned = 1;
-    r.npending = 0;
-  }
-
+  run_t r;
+  run_begin(e, &r, job, res);
   while (e->outstanding > 0) {
-    struct timespec ts;
-    dp_ns_to_timespec(scan_every, &ts);
-    int n = io_getevents(e->ctx, 1, (long)job->queue_depth, e->events, &ts);
-    if (n == -EINTR)
-      continue;
-    if (n < 0) {
-      /* The context itself is broken: nothing more can be reaped. */
-      rc = n;
-      break;
-    }
-    uint64_t now = dp_now_ns();
+    int n = run_wait(e, &r);
+    if (n < 0)
+      break; /* broken context: fenced like a stall */
+    uint64_t now = engine_now(e);
     for (int i = 0; i < n; i++) {
-      struct io_event *ev = &e->events[i];
-      size_t slot = (size_t)(ev->obj - e->iocbs);
-      if (slot >= job->queue_depth || !e->inflight[slot])
-        continue;
-      e->inflight[slot] = 0;
-      e->outstanding--;
-      uint64_t lat = now - e->submit_ns[slot];
-      long got = (long)ev->res; /* res is unsigned; errors are -errno */
-      if (job->counter) {
-        atomic_fetch_add_explicit(&job->counter->ios, 1, memory_order_relaxed);
-        if (got > 0)
-          atomic_fetch_add_explicit(&job->counter->bytes, (uint64_t)got,
-                                    memory_order_relaxed);
-      }
-      if (got < 0) {
-        res->err_io++;
-        if (!res->first_error)
-          res->first_error = (int)got;
-      } else if ((unsigned long)got != job->block_size) {
-        res->err_short++;
-      } else if (warmup_left > 0) {
-        if (--warmup_left == 0)
-          window_start = now;
-      } else if (!r.abandoned) {
-        /* Counted, also while draining: the window ends at the completion
-         * of the last I/O submitted before the budget was spent, as it
-         * starts at the completion of the last I/O of the first batch.
-         * Ending it at the first completion past the budget would drop up
-         * to queue_depth - 1 I/Os at the end that the start does not: -3 %
-         * at QD32 on a blkio-throttled device (500 IOPS), whose I/Os
-         * complete in bursts. */
-        if (lat > timeout)
-          res->err_timeout++;
-        dp_hist_record(&e->hist, lat);
-        res->ops++;
-        last_counted = now;
-      }
-      if (r.stopping)
-        continue;
-      if ((job->stop && *job->stop) ||
-          res->err_io + res->err_short >= MAX_ERRORS) {
-        r.stopping = r.abandoned = 1;
-        window_end = now;
-        continue;
-      }
-      /* Budget spent: submit nothing more, count what is in flight. For the
-       * op budget, what is in flight (or prepared) past the warm-up will be
-       * counted too, so exactly max_ops are (if none fails). */
-      uint64_t ahead = (uint64_t)e->outstanding + r.npending;
-      ahead = ahead > warmup_left ? ahead - warmup_left : 0;
-      if ((window_start && job->duration_ns &&
-           now - window_start >= job->duration_ns) ||
-          (job->max_ops && res->ops + ahead >= job->max_ops)) {
-        r.stopping = 1;
-        continue;
-      }
-      prep_slot(e, &r, slot);
+      long slot = run_complete(e, &r, &e->events[i], now);
+      if (slot >= 0)
+        run_replace(e, &r, (size_t)slot, now);
     }
-
-    if (!r.stopping) {
-      if (job->stop && *job->stop) {
-        r.stopping = r.abandoned = 1;
-        window_end = now;
-      } else if (window_start && job->duration_ns &&
-                 now - window_start >= job->duration_ns) {
-        r.stopping = 1;
-      }
-    }
-    if (r.abandoned) {
-      r.npending = 0; /* slots prepared for resubmission stay idle */
-    } else if (r.npending > 0) {
-      /* Prepared before the budget ran out: submitted and counted. */
-      int src = submit_pending(e, &r);
-      if (src < 0) {
-        rc = src;
-        if (!res->first_error)
-          res->first_error = src;
-        r.stopping = r.abandoned = 1;
-        r.npending = 0;
-        window_end = now;
-      }
-    }
-
-    /* Re-read the clock: submissions above are newer than `now`. */
-    now = dp_now_ns();
-    if (now - last_scan >= scan_every) {
-      last_scan = now;
-      uint64_t late = 0;
-      for (size_t s = 0; s < job->queue_depth; s++)
-        if (e->inflight[s] && now - e->submit_ns[s] > timeout)
-          late++;
-      if (late > 0) {
-        res->err_timeout += late;
-        res->stalled = 1;
-        if (!window_end)
-          window_end = last_counted ? last_counted : now;
-        break; /* leave the rest to dp_engine_reap */
-      }
-    }
+    run_refill(e, &r, now);
+    if (run_scan(e, &r))
+      break; /* stalled */
   }
-
-  uint64_t t_end = dp_now_ns();
-  getrusage(RUSAGE_THREAD, &ru1);
-  if (!window_end)
-    window_end = last_counted ? last_counted : t_end;
-  if (!window_start)
-    window_start = window_end; /* warm-up never finished: nothing measured */
-
-  res->wall_s = (double)(t_end - t_start) / 1e9;
-  res->elapsed_s = (double)(window_end - window_start) / 1e9;
-  res->bytes = res->ops * job->block_size;
-  if (res->elapsed_s > 0) {
-    res->iops = (double)res->ops / res->elapsed_s;
-    res->bytes_per_s = (double)res->bytes / res->elapsed_s;
-  }
-  const dp_hist_t *h = &e->hist;
-  if (h->count > 0) {
-    res->lat_min_s = (double)h->min_ns / 1e9;
-    res->lat_max_s = (double)h->max_ns / 1e9;
-    res->lat_mean_s = dp_hist_mean(h) / 1e9;
-    res->lat_p50_s = (double)dp_hist_quantile(h, 0.50) / 1e9;
-    res->lat_p90_s = (double)dp_hist_quantile(h, 0.90) / 1e9;
-    res->lat_p99_s = (double)dp_hist_quantile(h, 0.99) / 1e9;
-    res->lat_p999_s = (double)dp_hist_quantile(h, 0.999) / 1e9;
-  }
-  res->achieved_qd = res->iops * res->lat_mean_s;
-  res->cpu_user_s = cpu_s(&ru1.ru_utime) - cpu_s(&ru0.ru_utime);
-  res->cpu_sys_s = cpu_s(&ru1.ru_stime) - cpu_s(&ru0.ru_stime);
-  return rc;
+  return run_finish(e, &r);
 }

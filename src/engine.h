@@ -29,6 +29,25 @@
  * them complete. dp_engine_close() on an engine with I/O outstanding blocks
  * in io_destroy until the kernel finishes it (a kernel rule, not ours).
  *
+ * A broken AIO context: when io_getevents fails with anything but -EINTR
+ * (-EINVAL, -EFAULT, ...) while I/O is in flight, the engine can no longer
+ * learn when the kernel is done with those buffers. dp_engine_run then ends
+ * the probe at once, submitting nothing more, and returns that errno with
+ * result.stalled = 1 and result.first_error set to it (unless an earlier
+ * error was first); the rest of the result describes what ran before.
+ * dp_engine_outstanding() still counts the unreaped I/O and the engine is
+ * fenced exactly as after a stall: dp_engine_run and
+ * dp_engine_release_buffers return -EBUSY, and dp_engine_reap returns the
+ * errno for as long as the context stays broken. The way out is
+ * dp_engine_close() and a new engine.
+ *
+ * io_submit: one iocb per call. -EINTR is retried at once; -EAGAIN and
+ * -ENOMEM (the kernel short of AIO requests or memory) are retried after
+ * the next completion while I/O is in flight, else 1 ms apart for about a
+ * second before the probe gives up with that errno; any other error ends the
+ * probe with it. Completions: io_event.res is read as a long (-errno: an
+ * I/O error; fewer bytes than asked: a short transfer).
+ *
  * Thread-safety: one engine is used by one thread at a time.
  * Errors: functions return 0 or a negative errno; nothing here logs.
  */
@@ -81,9 +100,15 @@ typedef struct {
   uint64_t region_offset;
   uint64_t region_bytes;
   uint64_t seed; /* random offsets and write data; 0 = from the clock */
-  /* If non-NULL and set (by another thread), the probe stops submitting and
-   * returns after reaping what is in flight (or after timeout_ns). */
-  const volatile int *stop;
+  /* If non-NULL and nonzero (set by another thread with atomic_store), the
+   * probe stops submitting and returns after reaping what is in flight (or
+   * after timeout_ns: a stall). Completions reaped after the stop is seen
+   * are not counted and the measured window ends where it was seen (once
+   * the budget is spent the drain runs, and counts, as usual). Already
+   * set when dp_engine_run is called: nothing is submitted. Read with
+   * acquire ordering at each completion and each wait (at most every 50 ms,
+   * or timeout_ns / 4 if shorter). */
+  const atomic_int *stop;
   /* If non-NULL, every completion (warm-up, drain and errors included) is
    * added here as it happens. */
   dp_io_counter_t *counter;
@@ -104,8 +129,11 @@ typedef struct {
   uint64_t err_io;      /* completions with a negative res (EIO, ...) */
   uint64_t err_short;   /* completions that moved fewer bytes than asked */
   uint64_t err_timeout; /* I/Os found older than timeout_ns */
-  int stalled;          /* 1: ended by a timeout, I/O still outstanding */
-  int first_error;      /* first negative errno seen from the device, or 0 */
+  int stalled;     /* 1: ended with I/O still outstanding, either older than
+                      timeout_ns or unreapable (broken context; then
+                      dp_engine_run returned the errno) */
+  int first_error; /* first negative errno seen from the device, io_submit
+                      or io_getevents, or 0 */
   double cpu_user_s, cpu_sys_s; /* this thread's CPU during the probe */
   double wall_s;                /* whole probe including warm-up and drain */
   dp_hist_t *hist; /* engine-owned latency histogram of the counted I/Os;
@@ -128,8 +156,10 @@ int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
  * Runs one probe and fills *res. Returns 0 when the probe ran, even if some
  * I/Os failed (see res->err_* and res->first_error) or it stalled
  * (res->stalled); -EINVAL for a job the engine cannot run; -EBUSY while I/O
- * from a stalled probe is outstanding; other negative errnos when io_submit
- * refuses outright (then res describes what ran before).
+ * from a stalled probe is outstanding; io_getevents' errno when the AIO
+ * context broke with I/O in flight (res->stalled = 1, see above); other
+ * negative errnos when io_submit refuses outright (then res describes what
+ * ran before).
  */
 int dp_engine_run(dp_engine_t *e, const dp_job_t *job, dp_result_t *res);
 
@@ -145,6 +175,17 @@ int dp_engine_reap(dp_engine_t *e, uint64_t wait_ns);
  * one second a minute should not keep megabytes resident. 0, or -EBUSY
  * while I/O is outstanding. */
 int dp_engine_release_buffers(dp_engine_t *e);
+
+/*
+ * Test hook: the clock the engine reads for every timestamp and deadline
+ * (submit and reap times, the measured window, the stall scan, the wait of
+ * dp_engine_reap). now_ns(arg) returns nanoseconds and never goes back.
+ * NULL restores the default, dp_now_ns (CLOCK_MONOTONIC, clock.h). Waits
+ * in the kernel (io_getevents' timeout, the 1 ms io_submit back-off) still
+ * take real time.
+ */
+void dp_engine_set_clock(dp_engine_t *e, uint64_t (*now_ns)(void *arg),
+                         void *arg);
 
 /* How many I/Os the kernel still holds for this engine. */
 unsigned dp_engine_outstanding(const dp_engine_t *e);

@@ -1,17 +1,23 @@
 /*
- * test_engine.c - the probe engine's error paths, with libaio replaced by a
- * fake kernel through -Wl,--wrap (io_setup, io_submit, io_getevents,
- * io_destroy). These are the cases a real device cannot produce on demand:
- * EIO and short completions, -EAGAIN and -EINTR storms, partial submits, a
- * context that fails to set up, and an I/O that never completes. The real
- * path is covered by tests/loop_throttle.sh on a real loop device.
+ * test_engine.c - the probe engine's logic and error paths, with libaio
+ * replaced by a fake kernel through -Wl,--wrap (io_setup, io_submit,
+ * io_getevents, io_destroy) and, where time matters, the engine's clock by
+ * a fake one (dp_engine_set_clock) that the fake kernel advances as it
+ * completes I/O. These are the cases a real device cannot produce on
+ * demand: EIO and short completions, -EAGAIN/-ENOMEM/-EINTR storms, a
+ * context that fails to set up or breaks mid-probe, an I/O that never
+ * completes, the exact measured window of a duration budget, the stop flag.
+ * The real path is covered by tests/shell/loop_throttle.sh on a real loop
+ * device.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libaio.h>
 #include <linux/fs.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -24,6 +30,30 @@
 #include "clock.h"
 #include "engine.h"
 
+/* Failure messages name the quantity, what was expected and what was seen. */
+#define EXPECT_EQ(seen, expected, what)                                        \
+  do {                                                                         \
+    long long seen_ = (long long)(seen), exp_ = (long long)(expected);         \
+    if (seen_ != exp_)                                                         \
+      fail_msg("%s: expected %lld, saw %lld", (what), exp_, seen_);            \
+  } while (0)
+#define EXPECT_RANGE(seen, lo, hi, what)                                       \
+  do {                                                                         \
+    long long seen_ = (long long)(seen);                                       \
+    if (seen_ < (long long)(lo) || seen_ > (long long)(hi))                    \
+      fail_msg("%s: expected %lld..%lld, saw %lld", (what), (long long)(lo),   \
+               (long long)(hi), seen_);                                        \
+  } while (0)
+#define EXPECT_NEAR(seen, expected, what)                                      \
+  do {                                                                         \
+    double seen_ = (seen), exp_ = (expected);                                  \
+    if (!(fabs(seen_ - exp_) <= 1e-9 * fabs(exp_) + 1e-12))                    \
+      fail_msg("%s: expected %.9g, saw %.9g", (what), exp_, seen_);            \
+  } while (0)
+
+#define MS UINT64_C(1000000)
+#define FAKE_T0 (1000 * DP_NS_PER_S) /* any start; 0 is no special value */
+
 /* ---- the fake kernel ---------------------------------------------------- */
 
 enum mode { OK, EIO_ALL, SHORT_ALL, HANG, EIO_EVERY_3RD };
@@ -31,14 +61,35 @@ static struct {
   enum mode mode;
   int setup_rc;
   int eagain_left; /* io_submit answers -EAGAIN this many times */
+  int nomem_left;  /* then -ENOMEM this many times */
   int eintr_left;  /* io_getevents answers -EINTR this many times */
-  long submit_max; /* accept at most this many iocbs per call; 0 = all */
+  /* io_submit call k (1-based) answers -EINTR / -EAGAIN / -ENOMEM when k is
+   * a multiple of these; 0 = never */
+  unsigned submit_eintr_every, submit_eagain_every, submit_nomem_every;
+  unsigned long submit_calls, submit_refused;
   int submit_fail; /* io_submit fails with this errno (negative) */
+  /* io_getevents fails with this errno once this many I/Os have completed */
+  int getevents_fail;
+  unsigned long fail_after;
+  /* The fake clock: tick_ns more at each io_getevents that completes I/O,
+   * the whole timeout at one that waits for nothing. */
+  uint64_t now_ns, tick_ns;
+  long events_max; /* complete at most this many per call; 0 = all queued */
+  /* Set *stop as the stop_at-th completion is returned. */
+  atomic_int *stop;
+  unsigned long stop_at, submitted_at_stop;
   struct iocb *q[1024];
   unsigned qn;
   unsigned long submitted, completed, destroyed;
-  size_t max_inflight; /* highest qn seen */
+  size_t max_inflight;     /* highest qn seen */
+  long max_batch;          /* most iocbs handed to one io_submit */
+  uint64_t last_submit_ns; /* fake clock when an iocb was last accepted */
 } fk;
+
+static uint64_t fake_now(void *arg) {
+  (void)arg;
+  return fk.now_ns;
+}
 
 int __wrap_io_setup(int nr, io_context_t *ctx) {
   (void)nr;
@@ -54,21 +105,41 @@ int __wrap_io_destroy(io_context_t ctx) {
   return 0;
 }
 
+static int every(unsigned long k, unsigned n) { return n && k % n == 0; }
+
 int __wrap_io_submit(io_context_t ctx, long n, struct iocb **cbs) {
   (void)ctx;
+  fk.submit_calls++;
+  if (n > fk.max_batch)
+    fk.max_batch = n;
   if (fk.submit_fail)
     return fk.submit_fail;
   if (fk.eagain_left > 0) {
     fk.eagain_left--;
     return -EAGAIN;
   }
-  if (fk.submit_max && n > fk.submit_max)
-    n = fk.submit_max;
+  if (fk.nomem_left > 0) {
+    fk.nomem_left--;
+    return -ENOMEM;
+  }
+  if (every(fk.submit_calls, fk.submit_eintr_every)) {
+    fk.submit_refused++;
+    return -EINTR;
+  }
+  if (every(fk.submit_calls, fk.submit_eagain_every)) {
+    fk.submit_refused++;
+    return -EAGAIN;
+  }
+  if (every(fk.submit_calls, fk.submit_nomem_every)) {
+    fk.submit_refused++;
+    return -ENOMEM;
+  }
   for (long i = 0; i < n; i++)
     fk.q[fk.qn++] = cbs[i];
   if (fk.qn > fk.max_inflight)
     fk.max_inflight = fk.qn;
   fk.submitted += (unsigned long)n;
+  fk.last_submit_ns = fk.now_ns;
   return (int)n;
 }
 
@@ -77,6 +148,8 @@ static void nap(const struct timespec *ts) {
   if (ts && ts->tv_sec == 0 && ts->tv_nsec < t.tv_nsec)
     t = *ts;
   nanosleep(&t, NULL);
+  if (ts) /* the fake clock waited the whole timeout */
+    fk.now_ns += (uint64_t)ts->tv_sec * DP_NS_PER_S + (uint64_t)ts->tv_nsec;
 }
 
 int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
@@ -87,10 +160,15 @@ int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
     fk.eintr_left--;
     return -EINTR;
   }
+  if (fk.getevents_fail && fk.completed >= fk.fail_after)
+    return fk.getevents_fail;
   if (fk.mode == HANG || fk.qn == 0) {
     nap(ts);
     return 0;
   }
+  if (fk.events_max && nr > fk.events_max)
+    nr = fk.events_max;
+  fk.now_ns += fk.tick_ns;
   long n = 0;
   while (n < nr && fk.qn > 0) {
     struct iocb *cb = fk.q[0];
@@ -108,6 +186,10 @@ int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
     ev[n].obj = cb;
     ev[n].res = (unsigned long)res; /* as the kernel does: -errno in a ulong */
     n++;
+    if (fk.stop && fk.completed == fk.stop_at) {
+      atomic_store(fk.stop, 1);
+      fk.submitted_at_stop = fk.submitted;
+    }
   }
   return (int)n;
 }
@@ -126,7 +208,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   dp_engine_close(*state);
-  assert_int_equal(fk.destroyed, 1);
+  EXPECT_EQ(fk.destroyed, 1, "io_destroy calls at close");
   return 0;
 }
 
@@ -142,6 +224,15 @@ static dp_job_t job(uint32_t qd, uint64_t ops) {
   return j;
 }
 
+/* A job with a time budget only, on the fake clock. */
+static dp_job_t timed_job(dp_engine_t *e, uint32_t qd, uint64_t duration_ns) {
+  dp_job_t j = job(qd, 0);
+  j.duration_ns = duration_ns;
+  fk.now_ns = FAKE_T0;
+  dp_engine_set_clock(e, fake_now, NULL);
+  return j;
+}
+
 /* ---- tests -------------------------------------------------------------- */
 
 static void test_setup_failure_is_returned(void **state) {
@@ -149,43 +240,176 @@ static void test_setup_failure_is_returned(void **state) {
   memset(&fk, 0, sizeof(fk));
   fk.setup_rc = -EAGAIN; /* aio-max-nr exhausted */
   dp_engine_t *e = (dp_engine_t *)0x1;
-  assert_int_equal(dp_engine_open(&e, 0, 4096, 8, 8192), -EAGAIN);
-  assert_null(e);
-  assert_int_equal(fk.destroyed, 0);
+  EXPECT_EQ(dp_engine_open(&e, 0, 4096, 8, 8192), -EAGAIN,
+            "dp_engine_open when io_setup fails");
+  if (e != NULL)
+    fail_msg("engine after a failed open: expected NULL, saw %p", (void *)e);
+  EXPECT_EQ(fk.destroyed, 0, "io_destroy calls (no context was set up)");
 }
 
 static void test_bad_open_arguments(void **state) {
   (void)state;
   dp_engine_t *e;
-  assert_int_equal(dp_engine_open(&e, 0, 3000, 8, 8192), -EINVAL);
-  assert_int_equal(dp_engine_open(&e, 0, 4096, 0, 8192), -EINVAL);
-  assert_int_equal(dp_engine_open(&e, 0, 4096, 257, 8192), -EINVAL);
-  assert_int_equal(dp_engine_open(&e, 0, 4096, 8, 6000), -EINVAL);
-  assert_int_equal(dp_engine_open(&e, -1, 4096, 8, 8192), -EINVAL);
+  EXPECT_EQ(dp_engine_open(&e, 0, 3000, 8, 8192), -EINVAL, "align 3000");
+  EXPECT_EQ(dp_engine_open(&e, 0, 4096, 0, 8192), -EINVAL, "max_qd 0");
+  EXPECT_EQ(dp_engine_open(&e, 0, 4096, 257, 8192), -EINVAL, "max_qd 257");
+  EXPECT_EQ(dp_engine_open(&e, 0, 4096, 8, 6000), -EINVAL, "block 6000");
+  EXPECT_EQ(dp_engine_open(&e, -1, 4096, 8, 8192), -EINVAL, "fd -1");
 }
 
 static void test_closed_loop_keeps_qd_in_flight(void **state) {
   dp_engine_t *e = *state;
   dp_job_t j = job(16, 2000);
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(r.ops, 2000);
-  assert_int_equal(r.bytes, 2000ull * 8192);
-  assert_int_equal(fk.max_inflight, 16);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(r.ops, 2000, "ops counted (op budget)");
+  EXPECT_EQ(r.bytes, 2000ull * 8192, "bytes counted");
+  EXPECT_EQ(fk.max_inflight, 16, "most I/Os in flight");
   /* warm-up (16) + counted (2000) + drained (up to 16) */
-  assert_true(fk.submitted >= 2016 && fk.submitted <= 2032);
-  assert_int_equal(dp_engine_outstanding(e), 0);
-  assert_int_equal(r.err_io + r.err_short + r.err_timeout, 0);
-  assert_int_equal(r.hist->count, 2000);
+  EXPECT_RANGE(fk.submitted, 2016, 2032, "I/Os submitted");
+  EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding after the probe");
+  EXPECT_EQ(r.err_io + r.err_short + r.err_timeout, 0, "errors");
+  EXPECT_EQ(r.hist->count, 2000, "latencies recorded");
   /* the live counter sees every completion, warm-up and drain included */
   dp_io_counter_t c = {0};
   j.counter = &c;
   fk.completed = 0;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(atomic_load(&c.ios), fk.completed);
-  assert_int_equal(atomic_load(&c.bytes), fk.completed * 8192);
-  assert_true(atomic_load(&c.ios) > 2000);
-  assert_true(r.lat_p99_s >= r.lat_p50_s && r.lat_max_s >= r.lat_p99_s);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run with a counter");
+  EXPECT_EQ(atomic_load(&c.ios), fk.completed, "live counter: I/Os");
+  EXPECT_EQ(atomic_load(&c.bytes), fk.completed * 8192, "live counter: bytes");
+  EXPECT_RANGE(atomic_load(&c.ios), 2001, 1 << 30,
+               "live counter: I/Os (more than the counted ones)");
+  if (!(r.lat_p99_s >= r.lat_p50_s && r.lat_max_s >= r.lat_p99_s))
+    fail_msg("latency order: expected p50 <= p99 <= max, saw %g, %g, %g",
+             r.lat_p50_s, r.lat_p99_s, r.lat_max_s);
+}
+
+/* The time budget on a fake clock, QD4, 100 ms budget; each case names
+ * the expected window. Nothing is submitted once the budget is spent, the
+ * I/Os then in flight drain and are counted, warm-up I/Os are not. */
+static const struct window_case {
+  const char *device;
+  uint64_t tick_ns;        /* the fake clock's step per io_getevents */
+  long events_max;         /* completions per io_getevents; 0 = all */
+  uint64_t ops;            /* counted */
+  uint64_t submitted;      /* warm-up + replacements */
+  uint64_t last_submit_ms; /* the budget is spent one tick later */
+  double elapsed_s, wall_s, iops, lat_s;
+} window_cases[] = {
+    /* One completion per ms, each I/O taking 4 ms (1000 IOPS). Warm-up
+     * completions at 1..4 ms open the window at 4 ms; the completion at
+     * 104 ms spends the budget; the 3 I/Os submitted at 101..103 ms drain
+     * at 105..107 ms: window 4..107 ms, 100 + 3 counted. */
+    {"steady", MS, 1, 103, 4 + 4 + 99, 103, 0.103, 0.107, 1000.0, 0.004},
+    /* Bursts (a throttle's slices): all 4 in flight complete together
+     * every 10 ms (400 IOPS). Both window ends are the completion of a full
+     * batch (10 ms and 110 ms), so the last batch is counted whole and the
+     * rate is exact, not under-counted by 3 I/Os. */
+    {"bursty", 10 * MS, 0, 40, 11 * 4, 100, 0.100, 0.110, 400.0, 0.010},
+};
+
+static void test_duration_window(void **state) {
+  dp_engine_t *e = *state;
+  for (size_t k = 0; k < sizeof(window_cases) / sizeof(window_cases[0]); k++) {
+    const struct window_case *c = &window_cases[k];
+    print_message("%s device\n", c->device);
+    fk.submitted = fk.completed = 0;
+    dp_job_t j = timed_job(e, 4, 100 * MS);
+    fk.tick_ns = c->tick_ns;
+    fk.events_max = c->events_max;
+    dp_result_t r;
+    EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+    EXPECT_EQ(r.ops, c->ops, "ops counted (drain included)");
+    EXPECT_EQ(r.hist->count, c->ops, "latencies recorded");
+    EXPECT_NEAR(r.elapsed_s, c->elapsed_s, "elapsed_s");
+    EXPECT_NEAR(r.wall_s, c->wall_s, "wall_s (start .. last drain)");
+    EXPECT_NEAR(r.iops, c->iops, "iops (the device's true rate)");
+    EXPECT_EQ(fk.submitted, c->submitted, "I/Os submitted");
+    EXPECT_EQ(fk.completed, c->submitted, "I/Os completed");
+    EXPECT_EQ((fk.last_submit_ns - FAKE_T0) / MS, c->last_submit_ms,
+              "time of the last submit, ms (none once the budget is spent)");
+    EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding after the drain");
+    EXPECT_NEAR(r.lat_min_s, c->lat_s, "lat_min_s (warm-up not counted)");
+    EXPECT_NEAR(r.lat_max_s, c->lat_s, "lat_max_s");
+    EXPECT_NEAR(r.lat_mean_s, c->lat_s, "lat_mean_s");
+    EXPECT_NEAR(r.achieved_qd, 4.0, "achieved_qd (Little's law)");
+    EXPECT_EQ(r.stalled, 0, "stalled");
+    EXPECT_EQ(r.err_io + r.err_short + r.err_timeout, 0, "errors");
+  }
+}
+
+/* The stop flag, set by another thread as the 20th I/O completes: nothing
+ * more is submitted, the 3 I/Os in flight are reaped but not counted, and
+ * the probe returns although its time budget (an hour) is far from spent. */
+static void test_stop_flag_ends_probe(void **state) {
+  dp_engine_t *e = *state;
+  atomic_int stop = 0;
+  dp_job_t j = timed_job(e, 4, 3600 * DP_NS_PER_S);
+  j.stop = &stop;
+  fk.tick_ns = MS;
+  fk.events_max = 1;
+  fk.stop = &stop;
+  fk.stop_at = 20;
+  dp_result_t r;
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(fk.submitted_at_stop, 23, "I/Os submitted when the flag was set");
+  EXPECT_EQ(fk.submitted, fk.submitted_at_stop,
+            "I/Os submitted by the end (none after the stop)");
+  EXPECT_EQ(fk.completed, fk.submitted, "I/Os completed (all reaped)");
+  EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding after the stop");
+  EXPECT_EQ(r.ops, 16, "ops counted (completions 5..20)");
+  EXPECT_NEAR(r.elapsed_s, 0.016, "elapsed_s (window 4 ms .. 20 ms)");
+  EXPECT_EQ(r.stalled, 0, "stalled");
+
+  /* Already set when the probe starts: nothing is submitted at all. */
+  unsigned long before = fk.submitted;
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run with the flag set");
+  EXPECT_EQ(fk.submitted - before, 0, "I/Os submitted with the flag set");
+  EXPECT_EQ(r.ops, 0, "ops counted with the flag set");
+  EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding with the flag set");
+}
+
+/* io_getevents failing for good (-EINVAL: the context is gone; -EFAULT)
+ * with I/O in flight: the probe ends with that errno and stalled = 1, the
+ * in-flight I/O stays counted as outstanding, and the engine refuses new
+ * probes and buffer release until dp_engine_reap has seen it all. */
+static void test_broken_context_fenced(void **state) {
+  dp_engine_t *e = *state;
+  static const int errs[] = {-EINVAL, -EFAULT};
+  for (size_t k = 0; k < sizeof(errs) / sizeof(errs[0]); k++) {
+    int err = errs[k];
+    print_message("io_getevents fails with %d\n", err);
+    fk.getevents_fail = err;
+    fk.fail_after = fk.completed + 10; /* 4 warm-up, 6 counted */
+    fk.events_max = 1;
+    dp_job_t j = job(4, 1000);
+    dp_result_t r;
+    EXPECT_EQ(dp_engine_run(e, &j, &r), err,
+              "dp_engine_run when the context breaks");
+    EXPECT_EQ(r.stalled, 1, "stalled (I/O in flight that cannot be reaped)");
+    EXPECT_EQ(r.first_error, err, "first_error");
+    EXPECT_EQ(r.err_timeout, 0, "err_timeout (nothing timed out)");
+    EXPECT_EQ(r.ops, 6, "ops counted before the context broke");
+    EXPECT_EQ(dp_engine_outstanding(e), 4, "outstanding");
+    EXPECT_EQ(fk.qn, 4, "I/Os the fake kernel still holds");
+
+    unsigned long before = fk.submitted;
+    dp_result_t r2;
+    EXPECT_EQ(dp_engine_run(e, &j, &r2), -EBUSY,
+              "dp_engine_run with unreaped I/O");
+    EXPECT_EQ(fk.submitted - before, 0, "I/Os submitted by a refused run");
+    EXPECT_EQ(dp_engine_release_buffers(e), -EBUSY,
+              "dp_engine_release_buffers with unreaped I/O");
+    EXPECT_EQ(dp_engine_reap(e, 5 * MS), err,
+              "dp_engine_reap while the context is broken");
+    EXPECT_EQ(dp_engine_outstanding(e), 4, "outstanding after a failed reap");
+
+    fk.getevents_fail = 0; /* the context answers again */
+    EXPECT_EQ(dp_engine_reap(e, 1000 * MS), 0, "dp_engine_reap, recovered");
+    EXPECT_EQ(dp_engine_run(e, &j, &r2), 0, "dp_engine_run, recovered");
+    EXPECT_EQ(r2.ops, 1000, "ops counted, recovered");
+    EXPECT_EQ(r2.stalled, 0, "stalled, recovered");
+  }
 }
 
 static void test_offsets_aligned_and_in_region(void **state) {
@@ -196,17 +420,17 @@ static void test_offsets_aligned_and_in_region(void **state) {
   dp_result_t r;
   fk.mode = HANG; /* keep the first iocbs in the queue to look at them */
   j.timeout_ns = 20000000;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(fk.qn, 4);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(fk.qn, 4, "I/Os held by the hung fake");
   for (unsigned i = 0; i < fk.qn; i++) {
     long long off = fk.q[i]->u.c.offset;
-    assert_int_equal(off % 8192, 0);
-    assert_true(off >= (1 << 20) && off + 8192 <= (2 << 20));
-    assert_int_equal((uintptr_t)fk.q[i]->u.c.buf % 4096, 0);
-    assert_int_equal(fk.q[i]->aio_lio_opcode, IO_CMD_PREAD);
+    EXPECT_EQ(off % 8192, 0, "offset modulo the block size");
+    EXPECT_RANGE(off, 1 << 20, (2 << 20) - 8192, "offset");
+    EXPECT_EQ((uintptr_t)fk.q[i]->u.c.buf % 4096, 0, "buffer modulo 4096");
+    EXPECT_EQ(fk.q[i]->aio_lio_opcode, IO_CMD_PREAD, "opcode");
   }
   fk.mode = OK;
-  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+  EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap");
 }
 
 static void test_eio_completions_counted(void **state) {
@@ -214,13 +438,13 @@ static void test_eio_completions_counted(void **state) {
   fk.mode = EIO_ALL;
   dp_job_t j = job(4, 100);
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(r.ops, 0);
-  assert_true(r.err_io >= 16); /* stops after MAX_ERRORS, does not spin */
-  assert_true(r.err_io < 40);
-  assert_int_equal(r.first_error, -EIO);
-  assert_int_equal(r.stalled, 0);
-  assert_int_equal(dp_engine_outstanding(e), 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(r.ops, 0, "ops counted");
+  /* stops after MAX_ERRORS, does not spin */
+  EXPECT_RANGE(r.err_io, 16, 39, "err_io");
+  EXPECT_EQ(r.first_error, -EIO, "first_error");
+  EXPECT_EQ(r.stalled, 0, "stalled");
+  EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding");
 }
 
 static void test_some_eio_rest_counted(void **state) {
@@ -228,10 +452,10 @@ static void test_some_eio_rest_counted(void **state) {
   fk.mode = EIO_EVERY_3RD;
   dp_job_t j = job(1, 10);
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(r.ops, 10);
-  assert_true(r.err_io >= 4);
-  assert_int_equal(r.first_error, -EIO);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(r.ops, 10, "ops counted");
+  EXPECT_RANGE(r.err_io, 4, 1 << 30, "err_io");
+  EXPECT_EQ(r.first_error, -EIO, "first_error");
 }
 
 static void test_short_transfers_counted(void **state) {
@@ -239,11 +463,11 @@ static void test_short_transfers_counted(void **state) {
   fk.mode = SHORT_ALL;
   dp_job_t j = job(2, 50);
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(r.ops, 0);
-  assert_true(r.err_short >= 16);
-  assert_int_equal(r.err_io, 0);
-  assert_int_equal(r.first_error, 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(r.ops, 0, "ops counted");
+  EXPECT_RANGE(r.err_short, 16, 1 << 30, "err_short");
+  EXPECT_EQ(r.err_io, 0, "err_io");
+  EXPECT_EQ(r.first_error, 0, "first_error");
 }
 
 static void test_short_writes_counted(void **state) {
@@ -252,11 +476,11 @@ static void test_short_writes_counted(void **state) {
   dp_job_t j = job(4, 50);
   j.pattern = DP_PATTERN_SEQWRITE;
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(r.ops, 0);
-  assert_true(r.err_short >= 16);
-  assert_int_equal(r.err_io, 0);
-  assert_int_equal(dp_engine_outstanding(e), 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(r.ops, 0, "ops counted");
+  EXPECT_RANGE(r.err_short, 16, 1 << 30, "err_short");
+  EXPECT_EQ(r.err_io, 0, "err_io");
+  EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding");
 }
 
 static void test_eagain_storm_retried(void **state) {
@@ -264,9 +488,9 @@ static void test_eagain_storm_retried(void **state) {
   fk.eagain_left = 50; /* nothing in flight: the engine waits and retries */
   dp_job_t j = job(8, 300);
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(r.ops, 300);
-  assert_int_equal(fk.eagain_left, 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(r.ops, 300, "ops counted");
+  EXPECT_EQ(fk.eagain_left, 0, "-EAGAIN answers left");
 }
 
 static void test_eagain_forever_fails(void **state) {
@@ -274,21 +498,61 @@ static void test_eagain_forever_fails(void **state) {
   fk.eagain_left = 1 << 30;
   dp_job_t j = job(2, 10);
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), -EAGAIN);
-  assert_int_equal(r.ops, 0);
-  assert_int_equal(dp_engine_outstanding(e), 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), -EAGAIN, "dp_engine_run");
+  EXPECT_EQ(r.ops, 0, "ops counted");
+  EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding");
 }
 
-static void test_partial_submit_and_eintr(void **state) {
+/* -ENOMEM from io_submit is the kernel short of memory, as transient as
+ * -EAGAIN: retried while it passes, the probe's errno when it does not. */
+static void test_enomem_retried_then_fails(void **state) {
   dp_engine_t *e = *state;
-  fk.submit_max = 1;
+  fk.nomem_left = 30; /* nothing in flight: waits and retries */
+  dp_job_t j = job(8, 300);
+  dp_result_t r;
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run, brief -ENOMEM");
+  EXPECT_EQ(r.ops, 300, "ops counted, brief -ENOMEM");
+  EXPECT_EQ(fk.nomem_left, 0, "-ENOMEM answers left");
+  fk.nomem_left = 1 << 30;
+  EXPECT_EQ(dp_engine_run(e, &j, &r), -ENOMEM, "dp_engine_run, -ENOMEM");
+  EXPECT_EQ(r.first_error, -ENOMEM, "first_error, -ENOMEM");
+  EXPECT_EQ(r.ops, 0, "ops counted, -ENOMEM");
+  EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding, -ENOMEM");
+}
+
+/* One iocb per io_submit (a batch plugs the block queue until its end),
+ * with -EINTR from both calls retried: the queue still fills to its
+ * depth and the op budget is met exactly. */
+static void test_one_iocb_per_submit_and_eintr(void **state) {
+  dp_engine_t *e = *state;
   fk.eintr_left = 20;
+  fk.submit_eintr_every = 5;
   dp_job_t j = job(32, 1000);
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(r.ops, 1000);
-  assert_int_equal(fk.eintr_left, 0);
-  assert_int_equal(fk.max_inflight, 32);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(r.ops, 1000, "ops counted");
+  EXPECT_EQ(fk.max_batch, 1, "most iocbs handed to one io_submit");
+  EXPECT_EQ(fk.eintr_left, 0, "io_getevents -EINTR answers left");
+  EXPECT_RANGE(fk.submit_refused, 100, 1 << 30, "io_submit -EINTR answers");
+  EXPECT_EQ(fk.max_inflight, 32, "most I/Os in flight");
+}
+
+/* -EAGAIN and -ENOMEM from io_submit while I/O is in flight: the iocb waits
+ * for the next completion and goes then; none is lost or doubled. */
+static void test_submit_refused_in_flight_retried(void **state) {
+  dp_engine_t *e = *state;
+  fk.submit_eagain_every = 7;
+  fk.submit_nomem_every = 11;
+  fk.events_max = 1; /* I/O is always in flight when a refusal comes */
+  dp_job_t j = job(8, 1000);
+  dp_result_t r;
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(r.ops, 1000, "ops counted");
+  EXPECT_RANGE(fk.submit_refused, 100, 1 << 30, "io_submit refusals");
+  EXPECT_EQ(fk.completed, fk.submitted, "I/Os completed vs submitted");
+  EXPECT_RANGE(fk.submitted, 1008, 1016, "I/Os submitted");
+  EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding");
+  EXPECT_EQ(r.first_error, 0, "first_error");
 }
 
 static void test_submit_error_ends_probe(void **state) {
@@ -296,14 +560,15 @@ static void test_submit_error_ends_probe(void **state) {
   fk.submit_fail = -EBADF;
   dp_job_t j = job(4, 10);
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), -EBADF);
-  assert_int_equal(r.first_error, -EBADF);
-  assert_int_equal(dp_engine_outstanding(e), 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), -EBADF, "dp_engine_run");
+  EXPECT_EQ(r.first_error, -EBADF, "first_error");
+  EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding");
 }
 
 /* A hung device: the probe returns (it does not join the hang), reports the
  * stall, refuses new probes while the kernel holds buffers, and recovers
- * once every outstanding I/O has completed. */
+ * once every outstanding I/O has completed. On the real clock: the default
+ * the plugin runs with. */
 static void test_stall_reported_and_fenced(void **state) {
   dp_engine_t *e = *state;
   fk.mode = HANG;
@@ -311,24 +576,24 @@ static void test_stall_reported_and_fenced(void **state) {
   j.timeout_ns = 30000000; /* 30 ms */
   dp_result_t r;
   uint64_t t0 = dp_now_ns();
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
   uint64_t took = dp_now_ns() - t0;
-  assert_int_equal(r.stalled, 1);
-  assert_int_equal(r.err_timeout, 4);
-  assert_int_equal(dp_engine_outstanding(e), 4);
-  assert_true(took >= 30000000ull);
-  assert_true(took < 2000000000ull); /* not a timing test: "it returned" */
+  EXPECT_EQ(r.stalled, 1, "stalled");
+  EXPECT_EQ(r.err_timeout, 4, "err_timeout");
+  EXPECT_EQ(dp_engine_outstanding(e), 4, "outstanding");
+  /* not a timing test: "it returned" */
+  EXPECT_RANGE(took, 30000000ull, 1999999999ull, "time to report, ns");
 
   dp_result_t r2;
-  assert_int_equal(dp_engine_run(e, &j, &r2), -EBUSY);
-  assert_int_equal(dp_engine_reap(e, 5000000), 4); /* still hung */
+  EXPECT_EQ(dp_engine_run(e, &j, &r2), -EBUSY, "dp_engine_run while stalled");
+  EXPECT_EQ(dp_engine_reap(e, 5000000), 4, "dp_engine_reap, still hung");
 
   fk.mode = OK; /* the device answers again */
-  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+  EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap, recovered");
   j.timeout_ns = 5000000000ull;
-  assert_int_equal(dp_engine_run(e, &j, &r2), 0);
-  assert_int_equal(r2.ops, 100);
-  assert_int_equal(r2.stalled, 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r2), 0, "dp_engine_run, recovered");
+  EXPECT_EQ(r2.ops, 100, "ops counted, recovered");
+  EXPECT_EQ(r2.stalled, 0, "stalled, recovered");
 }
 
 static void test_write_pattern_fills_fresh_data(void **state) {
@@ -338,9 +603,9 @@ static void test_write_pattern_fills_fresh_data(void **state) {
   j.pattern = DP_PATTERN_RANDWRITE;
   j.timeout_ns = 10000000;
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(fk.qn, 2);
-  assert_int_equal(fk.q[0]->aio_lio_opcode, IO_CMD_PWRITE);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(fk.qn, 2, "I/Os held by the hung fake");
+  EXPECT_EQ(fk.q[0]->aio_lio_opcode, IO_CMD_PWRITE, "opcode");
   /* the two buffers hold different, non-zero data */
   assert_memory_not_equal(fk.q[0]->u.c.buf, fk.q[1]->u.c.buf, 8192);
   static const unsigned char zero[8192];
@@ -350,14 +615,16 @@ static void test_write_pattern_fills_fresh_data(void **state) {
   void *b0 = fk.q[0]->u.c.buf;
   memcpy(before, b0, sizeof(before));
   fk.mode = OK;
-  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+  EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap");
   fk.mode = HANG;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run, second");
   for (int sec = 0; sec < 16; sec++)
     if (memcmp(before + sec * 512, (unsigned char *)b0 + sec * 512, 512) == 0)
-      fail_msg("sector %d of a rewritten block is unchanged", sec);
+      fail_msg("sector %d of a rewritten block: expected new data, saw the "
+               "old",
+               sec);
   fk.mode = OK;
-  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+  EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap, second");
 }
 
 static void test_syncwrite_sets_dsync(void **state) {
@@ -367,21 +634,21 @@ static void test_syncwrite_sets_dsync(void **state) {
   j.pattern = DP_PATTERN_SYNCWRITE;
   j.timeout_ns = 10000000;
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(fk.qn, 2);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(fk.qn, 2, "I/Os held by the hung fake");
   for (unsigned i = 0; i < 2; i++) {
-    assert_int_equal(fk.q[i]->aio_lio_opcode, IO_CMD_PWRITE);
-    assert_int_equal(fk.q[i]->aio_rw_flags, RWF_DSYNC);
+    EXPECT_EQ(fk.q[i]->aio_lio_opcode, IO_CMD_PWRITE, "syncwrite opcode");
+    EXPECT_EQ(fk.q[i]->aio_rw_flags, RWF_DSYNC, "syncwrite aio_rw_flags");
   }
   fk.mode = OK;
-  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+  EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap");
   /* and a plain randwrite does not ask for durability */
   j.pattern = DP_PATTERN_RANDWRITE;
   fk.mode = HANG;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(fk.q[0]->aio_rw_flags, 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run, randwrite");
+  EXPECT_EQ(fk.q[0]->aio_rw_flags, 0, "randwrite aio_rw_flags");
   fk.mode = OK;
-  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+  EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap, randwrite");
 }
 
 static int resident(const void *p, size_t len) {
@@ -392,7 +659,7 @@ static int resident(const void *p, size_t len) {
   size_t pages = (len + (size_t)page - 1) / (size_t)page;
   if (pages > sizeof(vec))
     pages = sizeof(vec);
-  assert_int_equal(mincore((void *)a, pages * (size_t)page, vec), 0);
+  EXPECT_EQ(mincore((void *)a, pages * (size_t)page, vec), 0, "mincore");
   for (size_t i = 0; i < pages; i++)
     n += vec[i] & 1;
   return n;
@@ -405,52 +672,58 @@ static void test_read_buffers_apart_and_released(void **state) {
   dp_job_t j = job(8, 10);
   j.timeout_ns = 10000000;
   dp_result_t r;
-  assert_int_equal(dp_engine_run(e, &j, &r), 0);
-  assert_int_equal(fk.qn, 8);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(fk.qn, 8, "I/Os held by the hung fake");
   /* Reads in flight never share memory (checksumming filesystems verify
    * read data in the caller's buffer after the DMA). */
   for (unsigned i = 0; i < 8; i++)
     for (unsigned k = i + 1; k < 8; k++) {
       char *a = fk.q[i]->u.c.buf, *b = fk.q[k]->u.c.buf;
-      assert_true(a + fk.q[i]->u.c.nbytes <= b || b + fk.q[k]->u.c.nbytes <= a);
+      if (!(a + fk.q[i]->u.c.nbytes <= b || b + fk.q[k]->u.c.nbytes <= a))
+        fail_msg("buffers of reads %u and %u: expected apart, saw %p and %p", i,
+                 k, (void *)a, (void *)b);
     }
   void *buf = fk.q[0]->u.c.buf;
-  assert_int_equal(dp_engine_release_buffers(e), -EBUSY); /* I/O in flight */
+  EXPECT_EQ(dp_engine_release_buffers(e), -EBUSY,
+            "dp_engine_release_buffers with I/O in flight");
   fk.mode = OK;
-  assert_int_equal(dp_engine_reap(e, 1000000000ull), 0);
+  EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap");
   memset(buf, 0xab, 8192); /* what a device's DMA would do */
-  assert_int_equal(resident(buf, 8192), 2);
-  assert_int_equal(dp_engine_release_buffers(e), 0);
-  assert_int_equal(resident(buf, 8192), 0);
+  EXPECT_EQ(resident(buf, 8192), 2, "resident pages after a read");
+  EXPECT_EQ(dp_engine_release_buffers(e), 0, "dp_engine_release_buffers");
+  EXPECT_EQ(resident(buf, 8192), 0, "resident pages after release");
 }
 
 static void test_invalid_jobs(void **state) {
   dp_engine_t *e = *state;
   dp_result_t r;
   dp_job_t j = job(64, 10); /* above max_qd 32 */
-  assert_int_equal(dp_engine_run(e, &j, &r), -EINVAL);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), -EINVAL, "queue depth 64 > max 32");
   j = job(1, 10);
   j.block_size = 1 << 20; /* above max block size */
-  assert_int_equal(dp_engine_run(e, &j, &r), -EINVAL);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), -EINVAL, "block 1 MiB > max 64 KiB");
   j = job(1, 0); /* no budget at all */
-  assert_int_equal(dp_engine_run(e, &j, &r), -EINVAL);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), -EINVAL, "no budget");
   j = job(1, 10);
   j.region_bytes = 4096; /* smaller than one block */
-  assert_int_equal(dp_engine_run(e, &j, &r), -EINVAL);
-  assert_int_equal(fk.submitted, 0);
+  EXPECT_EQ(dp_engine_run(e, &j, &r), -EINVAL, "region smaller than a block");
+  EXPECT_EQ(fk.submitted, 0, "I/Os submitted by invalid jobs");
 }
 
 static void test_pattern_names(void **state) {
   (void)state;
   dp_pattern_t p;
   for (int i = 0; i < DP_PATTERN_COUNT; i++) {
-    assert_int_equal(dp_pattern_parse(dp_pattern_name((dp_pattern_t)i), &p), 0);
-    assert_int_equal(p, i);
+    EXPECT_EQ(dp_pattern_parse(dp_pattern_name((dp_pattern_t)i), &p), 0,
+              "dp_pattern_parse of a pattern's own name");
+    EXPECT_EQ(p, i, "pattern parsed back");
   }
-  assert_int_equal(dp_pattern_parse("randrw", &p), -EINVAL);
-  assert_null(dp_pattern_name(DP_PATTERN_COUNT));
-  assert_true(dp_pattern_writes(DP_PATTERN_SEQWRITE));
-  assert_false(dp_pattern_writes(DP_PATTERN_SEQREAD));
+  EXPECT_EQ(dp_pattern_parse("randrw", &p), -EINVAL, "dp_pattern_parse randrw");
+  if (dp_pattern_name(DP_PATTERN_COUNT) != NULL)
+    fail_msg("name of DP_PATTERN_COUNT: expected NULL, saw \"%s\"",
+             dp_pattern_name(DP_PATTERN_COUNT));
+  EXPECT_EQ(dp_pattern_writes(DP_PATTERN_SEQWRITE), 1, "seqwrite writes");
+  EXPECT_EQ(dp_pattern_writes(DP_PATTERN_SEQREAD), 0, "seqread writes");
 }
 
 int main(void) {
@@ -460,6 +733,9 @@ int main(void) {
       cmocka_unit_test(test_bad_open_arguments),
       cmocka_unit_test(test_pattern_names),
       T(test_closed_loop_keeps_qd_in_flight),
+      T(test_duration_window),
+      T(test_stop_flag_ends_probe),
+      T(test_broken_context_fenced),
       T(test_offsets_aligned_and_in_region),
       T(test_eio_completions_counted),
       T(test_some_eio_rest_counted),
@@ -467,7 +743,9 @@ int main(void) {
       T(test_short_writes_counted),
       T(test_eagain_storm_retried),
       T(test_eagain_forever_fails),
-      T(test_partial_submit_and_eintr),
+      T(test_enomem_retried_then_fails),
+      T(test_one_iocb_per_submit_and_eintr),
+      T(test_submit_refused_in_flight_retried),
       T(test_submit_error_ends_probe),
       T(test_stall_reported_and_fenced),
       T(test_write_pattern_fills_fresh_data),
