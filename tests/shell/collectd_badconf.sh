@@ -6,17 +6,15 @@
 # what is allowed. A good block is the control: it must pass.
 set -u
 . "$(dirname "$0")/lib.sh"
-need_collectd
-FAILED=0
+need collectd
 d=$(make_tmpdir)
-collectd_dir "$d"
 
 run_case() { # run_case NAME EXPECT_RC EXPECTED_LOG_TEXT BLOCK [TYPESDB_OVERRIDE]
   local name=$1 want=$2 text=$3 block=$4 rc
   : >"$d/collectd.log"
-  { collectd_conf_head "$d" 10; printf 'LoadPlugin diskprobe\n<Plugin diskprobe>\n%s\n</Plugin>\n' "$block"; } >"$d/collectd.conf"
+  collectd_conf "$d" 10 <<<"$block"
   [ -n "${5:-}" ] && sed -i "/diskprobe.types.db/d" "$d/collectd.conf"
-  collectd -T -C "$d/collectd.conf" >"$d/out" 2>&1
+  collectd_check "$d"
   rc=$?
   if [ "$want" = 0 ]; then
     [ $rc = 0 ] && pass "$name: accepted" || { fail "$name: refused (rc $rc): $(grep diskprobe "$d/collectd.log")"; }
@@ -25,7 +23,7 @@ run_case() { # run_case NAME EXPECT_RC EXPECTED_LOG_TEXT BLOCK [TYPESDB_OVERRIDE
   if [ $rc = 0 ]; then
     fail "$name: collectd -T accepted it"
   elif grep -qF -- "$text" "$d/collectd.log"; then
-    pass "$name: refused: $(grep -F -- "$text" "$d/collectd.log" | head -1 | cut -c23-)"
+    pass "$name: refused: $(log_first -F "$d/collectd.log" "$text")"
   else
     fail "$name: refused, but the log lacks '$text': $(grep diskprobe "$d/collectd.log")"
   fi
@@ -105,4 +103,4 @@ run_case "probes longer than the interval" 1 'its probes take 3.00 s but ProbeIn
 run_case "two values" 1 'Option "QueueDepth" needs exactly one value' "$(probe 'QueueDepth 1 2')"
 run_case "TypesDB missing" 1 'type "probe_latency" is not known: add TypesDB' "$good" no-typesdb
 
-[ "$FAILED" = 0 ] && echo "collectd_badconf: all cases behaved" || exit 1
+finish collectd_badconf

@@ -9,24 +9,16 @@
 # DutyCycle 100 must exceed 5 % by far, so the check can fail.
 set -u
 . "$(dirname "$0")/lib.sh"
-need_root
-need_loop
-need_collectd
-FAILED=0
+need root loop collectd
 
 d=$(make_tmpdir)
-dev=$(make_loop 64 "$d")
+dev=$(make_loop 64 "$d") || exit
 name=${dev##*/}
-collectd_dir "$d"
-ticks() { awk -v n="$name" '$3 == n { print $13 }' /proc/diskstats; }
+ticks() { diskstat "$name" 13; } # io_ticks, ms
 
-run() { # run DUTY SECONDS -> prints the measured busy percent
+run() { # run DUTY SECONDS: the measured busy percent is in $busy
   local duty=$1 secs=$2 t0 t1 w0 w1
-  {
-    collectd_conf_head "$d" 1
-    cat <<CONF
-LoadPlugin diskprobe
-<Plugin diskprobe>
+  collectd_conf "$d" 1 <<CONF
   DutyCycle $duty
   <Target "t">
     Device "$dev"
@@ -38,9 +30,7 @@ LoadPlugin diskprobe
       Duration 0.5
     </Probe>
   </Target>
-</Plugin>
 CONF
-  } >"$d/collectd.conf"
   rm -rf "$d/rrd" && mkdir "$d/rrd"
   : >"$d/collectd.log"
   t0=$(ticks)
@@ -48,23 +38,23 @@ CONF
   collectd_run "$d" "$secs" || fail "collectd exited with status $?"
   t1=$(ticks)
   w1=$(date +%s%N)
-  python3 -c "print(round(100.0 * ($t1 - $t0) / (($w1 - $w0) / 1e6), 3))"
+  busy=$(num_calc "100.0 * ($t1 - $t0) / (($w1 - $w0) / 1e6)" %.3f)
 }
 
-busy=$(run 100 8)
+run 100 8
 echo "DutyCycle 100: the disk was busy $busy % of the time"
-python3 -c "import sys; sys.exit(0 if $busy > 15 else 1)" &&
+num_cmp "$busy" '>' 15 &&
   pass "control: without a budget the probes keep the disk busy ($busy %)" ||
   fail "control run only $busy % busy: the measurement cannot tell"
 
-busy=$(run 5 40)
+run 5 40
 echo "DutyCycle 5: the disk was busy $busy % of the time"
-python3 -c "import sys; sys.exit(0 if $busy <= 5 else 1)" &&
+num_cmp "$busy" '<=' 5 &&
   pass "busy time $busy % stays within the 5 % budget" || fail "busy $busy % exceeds the 5 % budget"
 grep -q 'DutyCycle 5% stretches ProbeInterval from 1 s to' "$d/collectd.log" &&
   pass "stretch logged: $(grep -o 'a round keeps.*' "$d/collectd.log" | head -1)" || fail "no stretch notice"
 ivl=$(rrd_last "$d/rrd/diskprobe-test/diskprobe-t/duration-interval.rrd" seconds)
-python3 -c "import sys; sys.exit(0 if $ivl >= 10 else 1)" &&
+num_cmp "$ivl" '>=' 10 &&
   pass "effective interval reported: $ivl s" || fail "effective interval $ivl s, expected >= 10"
 
-[ "$FAILED" = 0 ] && echo "collectd_duty: all checks passed" || exit 1
+finish collectd_duty

@@ -10,17 +10,11 @@
 # utilisation, in flight, probe share...) must be stored with finite values.
 set -u
 . "$(dirname "$0")/lib.sh"
-need_collectd
-command -v rrdtool >/dev/null || skip "rrdtool not installed"
-FAILED=0
+need collectd
+need_cmd rrdtool
 
 d=$(make_tmpdir)
-collectd_dir "$d"
-{
-  collectd_conf_head "$d" 1
-  cat <<CONF
-LoadPlugin diskprobe
-<Plugin diskprobe>
+collectd_conf "$d" 1 <<CONF
   DutyCycle 100
   <Target "local">
     Path "$d/probe"
@@ -28,16 +22,14 @@ LoadPlugin diskprobe
     ProbeInterval 4
     Timeout 5
   </Target>
-</Plugin>
 CONF
-} >"$d/collectd.conf"
 
-collectd -T -C "$d/collectd.conf" >"$d/t.out" 2>&1 || { cat "$d/t.out" "$d/collectd.log"; fail "collectd -T refused a good config"; exit 1; }
+collectd_check "$d" || { cat "$d/check.out" "$d/collectd.log"; die "collectd -T refused a good config"; }
 rm -rf "$d/rrd"/*
 collectd_run "$d" 16 || fail "collectd exited with status $?"
 
 rrd="$d/rrd/diskprobe-test/diskprobe-local"
-[ -d "$rrd" ] || { cat "$d/collectd.log"; fail "no RRD directory $rrd"; exit 1; }
+[ -d "$rrd" ] || { cat "$d/collectd.log"; die "no RRD directory $rrd"; }
 check() { # check PROBE
   local p=$1 f iops p50 p99 step
   f="$rrd/operations_per_second-$p.rrd"
@@ -47,22 +39,18 @@ check() { # check PROBE
   p99=$(rrd_last "$rrd/probe_latency-$p.rrd" p99)
   step=$(rrdtool info "$f" | awk '/^step/{print $3}')
   printf '%-14s iops %-12s p50 %-12s p99 %-12s step %s\n' "$p" "$iops" "$p50" "$p99" "$step"
-  python3 - "$iops" "$p50" "$p99" <<'PY' && pass "$p: IOPS and latency finite, positive, p99 >= p50" || fail "$p: bad values iops=$iops p50=$p50 p99=$p99"
-import math, sys
-iops, p50, p99 = (float(x) for x in sys.argv[1:])
-ok = all(math.isfinite(v) and v > 0 for v in (iops, p50, p99)) and p99 >= p50
-sys.exit(0 if ok else 1)
-PY
+  num_cmp "$iops" '>' 0 && num_cmp "$p50" '>' 0 && num_cmp "$p99" '>' 0 && num_cmp "$p99" '>=' "$p50" &&
+    pass "$p: IOPS and latency finite, positive, p99 >= p50" || fail "$p: bad values iops=$iops p50=$p50 p99=$p99"
   [ "$step" = 4 ] && pass "$p: RRD step is the ProbeInterval (4 s)" || fail "$p: RRD step $step, expected 4"
 }
 for p in randread-qd1 randread-qd32 seqread; do check "$p"; done
 
 # fetch: the archive holds real rows, not only a last value.
-rows=$(rrdtool fetch "$rrd/probe_latency-randread-qd1.rrd" AVERAGE -s -300s | grep -E "^[0-9]+: [0-9]" | grep -vc nan)
+rows=$(rrd_points "$rrd/probe_latency-randread-qd1.rrd" 300)
 [ "$rows" -ge 1 ] && pass "rrdtool fetch returns $rows finite rows" || fail "rrdtool fetch returned no finite rows"
 
 stalled=$(rrd_last "$rrd/stalled-stalled.rrd")
-python3 -c "import sys; sys.exit(0 if float('$stalled') == 0 else 1)" && pass "not stalled" || fail "stalled=$stalled on a healthy disk"
+num_cmp "$stalled" == 0 && pass "not stalled" || fail "stalled=$stalled on a healthy disk"
 grep -q "diskprobe plugin: worker for disk" "$d/collectd.log" || fail "no worker start line in the log"
 grep -E "diskprobe plugin.*(ERROR|error|failed)" "$d/collectd.log" && fail "errors in the log"
 
@@ -77,8 +65,8 @@ else
     f="$devdir/$m.rrd"
     [ -f "$f" ] || { fail "device $dev: $m.rrd missing"; continue; }
     # the newest finite value of the last minute (an idle interval is NaN)
-    v=$(rrdtool fetch "$f" AVERAGE -s -60s | grep -E '^[0-9]+: ' | grep -v nan | tail -1 | awk '{print $2}')
-    [ -n "$v" ] && python3 -c "import math,sys; v=float('$v'); sys.exit(0 if math.isfinite(v) and v >= 0 else 1)" &&
+    v=$(rrd_newest "$f" 60)
+    num_cmp "$v" '>=' 0 &&
       pass "device $dev: $m = $v" || fail "device $dev: $m has no finite value"
   done
 fi
@@ -91,4 +79,4 @@ for f in "$d/graphs"/*.png; do
   [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "$f is not a PNG"
 done
 
-[ "$FAILED" = 0 ] && echo "collectd_rrd: all checks passed" || { tail -20 "$d/collectd.log"; exit 1; }
+finish collectd_rrd 'tail -20 "$d/collectd.log"'

@@ -11,22 +11,13 @@
 #     the process exits once the kernel has finished the in-flight I/O.
 set -u
 . "$(dirname "$0")/lib.sh"
-need_root
-need_loop
-need_blkio
-need_collectd
-FAILED=0
+need root loop blkio collectd
 
 d=$(make_tmpdir)
-slow=$(make_loop 64 "$d")
-good=$(make_loop 64 "$d")
-cg=$(make_cgroup)
-collectd_dir "$d"
-{
-  collectd_conf_head "$d" 1
-  cat <<CONF
-LoadPlugin diskprobe
-<Plugin diskprobe>
+slow=$(make_loop 64 "$d") || exit
+good=$(make_loop 64 "$d") || exit
+cg=$(make_cgroup) || exit
+collectd_conf "$d" 1 <<CONF
   Splay false
   DutyCycle 100
   <Target "slow">
@@ -51,31 +42,20 @@ LoadPlugin diskprobe
       Duration 0.3
     </Probe>
   </Target>
-</Plugin>
 CONF
-} >"$d/collectd.conf"
 log="$d/collectd.log"
 rrd="$d/rrd/diskprobe-test"
 
 throttle "$cg" "$slow" read_iops 1
-spawn_in_cgroup "$cg" collectd -f -C "$d/collectd.conf" >"$d/collectd.out" 2>&1
-pid=$SPAWNED
+collectd_start "$d" "$cg"
+pid=$COLLECTD_PID
 
-wait_for() { # wait_for SECONDS PATTERN: polls the log
-  local i
-  for ((i = 0; i < $1 * 2; i++)); do
-    grep -qE -- "$2" "$log" 2>/dev/null && return 0
-    sleep 0.5
-  done
-  return 1
-}
 healthy_updates() { # how many distinct timestamps the healthy RRD holds
-  rrdtool fetch "$rrd/diskprobe-healthy/operations_per_second-randread-qd1.rrd" AVERAGE -s -120s 2>/dev/null |
-    grep -E '^[0-9]+: [0-9]' | grep -vc nan
+  rrd_points "$rrd/diskprobe-healthy/operations_per_second-randread-qd1.rrd" 120
 }
 
 # One probe interval (3 s) plus the 2 s Timeout, with slack for the start.
-if wait_for 12 "Notification: severity = FAILURE.*plugin_instance = slow.*I/O stalled"; then
+if wait_log "$log" 12 "Notification: severity = FAILURE.*plugin_instance = slow.*I/O stalled"; then
   line=$(grep -m1 "severity = FAILURE.*I/O stalled" "$log")
   pass "FAILURE notification: ${line#*message = }"
   echo "$line" | grep -q "host diskprobe-test, target slow, device loop" ||
@@ -94,8 +74,8 @@ h2=$(healthy_updates)
   fail "healthy target stopped dispatching ($h1 -> $h2)"
 
 unthrottle "$cg" "$slow" read_iops
-if wait_for 10 "Notification: severity = OKAY.*plugin_instance = slow"; then
-  pass "OKAY notification: $(grep -m1 'severity = OKAY' "$log" | sed 's/.*message = //')"
+if wait_log "$log" 10 "Notification: severity = OKAY.*plugin_instance = slow"; then
+  pass "OKAY notification: $(notif_msg "$log" 'severity = OKAY')"
 else
   fail "no OKAY notification after the throttle was lifted"
 fi
@@ -104,24 +84,23 @@ s=$(rrd_last "$rrd/diskprobe-slow/stalled-stalled.rrd")
 [ "${s%.*}" = 0 ] && pass "stalled metric back to 0" || fail "stalled metric is $s after recovery"
 grep -q "device loop[0-9]* recovered" "$log" && pass "recovery logged" || fail "no recovery line"
 iops=$(rrd_last "$rrd/diskprobe-slow/operations_per_second-randread-qd8.rrd")
-python3 -c "import sys; sys.exit(0 if float('$iops') > 100 else 1)" &&
+num_cmp "$iops" '>' 100 &&
   pass "probing resumed on the recovered disk ($iops IOPS)" || fail "no probe after recovery (iops $iops)"
 
 # Shutdown while the disk hangs.
 throttle "$cg" "$slow" read_iops 1
-wait_for 10 "I/O stalled.*\$" >/dev/null
-n=$(grep -c "severity = FAILURE.*I/O stalled" "$log")
-for ((i = 0; i < 20 && n < 2; i++)); do sleep 0.5; n=$(grep -c "severity = FAILURE.*I/O stalled" "$log"); done
-[ "$n" -ge 2 ] || fail "second stall not detected"
+wait_log "$log" 10 "I/O stalled.*\$" >/dev/null
+stalls() { [ "$(grep -c "severity = FAILURE.*I/O stalled" "$log")" -ge 2 ]; }
+wait_until 10 stalls || fail "second stall not detected"
 kill -TERM "$pid"
-wait_for 30 "diskprobe plugin: shut down in" || fail "the plugin's shutdown did not return"
+wait_log "$log" 30 "diskprobe plugin: shut down in" || fail "the plugin's shutdown did not return"
 secs=$(grep -o "shut down in [0-9.]* s" "$log" | awk '{print $4}')
-python3 -c "import sys; sys.exit(0 if float('$secs') <= 2 + 5 + 1 else 1)" &&
+num_cmp "$secs" '<=' $((2 + 5 + 1)) &&
   pass "plugin shutdown returned in $secs s with the disk hung (Timeout 2 s + 5 s allowed)" ||
   fail "plugin shutdown took $secs s"
 unthrottle "$cg" "$slow" read_iops # let the kernel finish the I/O so the process can exit
-wait "$pid"
+collectd_wait "$pid"
 rc=$?
 [ $rc = 0 ] && pass "collectd exited normally" || fail "collectd exited with status $rc"
 
-[ "$FAILED" = 0 ] && echo "collectd_stall: all checks passed" || { tail -30 "$log"; exit 1; }
+finish collectd_stall 'tail -30 "$log"'

@@ -23,8 +23,7 @@
 
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-top_srcdir=${top_srcdir:-$here/../..}
+. "$(dirname "$0")/lib.sh"
 dash=$top_srcdir/dashboards
 
 # The metric catalogue: metric name, then the type label values it is
@@ -61,31 +60,12 @@ PROBES='randread-qd1 randread-qd32 seqread seqwrite randwrite syncwrite'
 # and the threshold overrides an operator records (see alerts.yml).
 EXTRA_METRICS='ALERTS diskprobe:probe_latency_p99_threshold_override:seconds'
 
-pass=0
-fail=0
-ok() {
-	pass=$((pass + 1))
-	echo "PASS: $*"
-}
-nok() {
-	fail=$((fail + 1))
-	echo "FAIL: $*"
-}
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-
-tmp=$(mktemp -d) || exit 1
+tmp=$(make_tmpdir)
 policy_created=
-cleanup() {
-	[ -n "$policy_created" ] && rm -f /usr/sbin/policy-rc.d
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+at_exit '[ -n "$policy_created" ] && rm -f /usr/sbin/policy-rc.d'
 
 [ -d "$dash" ] || skip "no dashboards directory at $dash"
-command -v python3 >/dev/null || skip "python3 not found"
+need_cmd python3
 
 # promtool comes with Debian's prometheus package. Install it if needed, but
 # keep the package's postinst from starting the server: policy-rc.d makes
@@ -130,17 +110,17 @@ echo "using $(promtool --version 2>&1 | head -n 1)"
 
 # ---- 1. alert rules: syntax and unit tests --------------------------------
 if promtool check rules "$dash/alerts.yml" >"$tmp/check.log" 2>&1; then
-	ok "promtool check rules alerts.yml ($(grep -o '[0-9]* rules found' "$tmp/check.log"))"
+	pass "promtool check rules alerts.yml ($(grep -o '[0-9]* rules found' "$tmp/check.log"))"
 else
 	cat "$tmp/check.log"
-	nok "promtool check rules alerts.yml"
+	fail "promtool check rules alerts.yml"
 fi
 
 if promtool test rules "$dash/alerts_test.yml" >"$tmp/test.log" 2>&1; then
-	ok "promtool test rules alerts_test.yml"
+	pass "promtool test rules alerts_test.yml"
 else
 	cat "$tmp/test.log"
-	nok "promtool test rules alerts_test.yml"
+	fail "promtool test rules alerts_test.yml"
 fi
 
 # ---- 2. JSON, model fields, expressions, metric names ----------------------
@@ -456,30 +436,31 @@ PYTHON
 py_rc=$?
 while IFS= read -r line; do
 	case $line in
-	PASS:*) pass=$((pass + 1)) ;;
-	FAIL:*) fail=$((fail + 1)) ;;
+	PASS:*) PASSED=$((PASSED + 1)) ;;
+	FAIL:*) FAILED=$((FAILED + 1)) ;;
 	esac
 	echo "$line"
 done <"$tmp/py.log"
 if [ $py_rc != 0 ]; then
-	nok "python checks crashed (exit $py_rc)"
+	fail "python checks crashed (exit $py_rc)"
 fi
 
 # ---- 3. dashboard and Grafana expressions through promtool's parser --------
 if [ -s "$tmp/exprs.yml" ]; then
 	n=$(grep -c '^      - record:' "$tmp/exprs.yml")
 	if promtool check rules "$tmp/exprs.yml" >"$tmp/exprs.log" 2>&1; then
-		ok "promtool parses all $n dashboard and Grafana alert expressions"
+		pass "promtool parses all $n dashboard and Grafana alert expressions"
 	else
 		cat "$tmp/exprs.log"
 		# promtool names the failing rule: say which expression it is.
 		grep -o 'dashboards_expr_[0-9]*' "$tmp/exprs.log" | sort -u |
 			while IFS= read -r r; do grep "^$r: " "$tmp/exprs.yml.idx"; done
-		nok "promtool check rules on the dashboard expressions"
+		fail "promtool check rules on the dashboard expressions"
 	fi
 else
-	nok "no dashboard expressions extracted"
+	fail "no dashboard expressions extracted"
 fi
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ] && [ $pass -gt 0 ]
+echo "$PASSED passed, $FAILED failed"
+[ "$PASSED" -gt 0 ] || die "no check ran"
+finish dashboards

@@ -24,20 +24,12 @@
 # and apt-get cannot install them, no python3). Only the loop device this
 # script attaches is ever touched, and it is detached on any exit.
 set -u
-
-: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-DISKPROBE="$top_builddir/src/cli/diskprobe"
+. "$(dirname "$0")/lib.sh"
 WINDOW=5   # seconds measured by both tools
 RUNTIME=12 # fio run time; the window starts 2 s in
 
-skip() { echo "SKIP: $*"; exit 77; }
-die() { echo "FAIL: $*"; exit 1; }
-
-[ "$(id -u)" = 0 ] || skip "needs root to attach a loop device"
-command -v losetup >/dev/null || skip "losetup not installed"
-[ -e /dev/loop-control ] || modprobe loop 2>/dev/null
-[ -e /dev/loop-control ] || skip "no loop device support (/dev/loop-control missing)"
-command -v python3 >/dev/null || skip "python3 not installed (used to read JSON)"
+need root loop
+need_cmd python3
 command -v fio >/dev/null || apt-get install -y -q fio >/dev/null 2>&1 ||
   skip "fio not installed and apt-get install fio failed"
 command -v iostat >/dev/null || apt-get install -y -q sysstat >/dev/null 2>&1 ||
@@ -45,24 +37,8 @@ command -v iostat >/dev/null || apt-get install -y -q sysstat >/dev/null 2>&1 ||
 iostat -o JSON -d 1 1 >/dev/null 2>&1 || skip "this iostat has no JSON output (sysstat < 11.5)"
 [ -x "$DISKPROBE" ] || die "$DISKPROBE is not built"
 
-dir="" dev="" fio_pid=""
-cleanup() {
-  [ -n "$fio_pid" ] && kill "$fio_pid" 2>/dev/null && wait "$fio_pid" 2>/dev/null
-  [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null
-  [ -n "$dir" ] && rm -rf "$dir"
-  return 0
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# /var/tmp: a real filesystem (O_DIRECT works there, unlike tmpfs)
-dir=$(mktemp -d /var/tmp/diskprobe-iostat.XXXXXX) || die "mktemp failed"
-# random data written out: reads of holes would not touch the disk
-dd if=/dev/urandom of="$dir/backing.img" bs=1M count=256 status=none ||
-  die "cannot write the backing file"
-sync "$dir/backing.img"
-dev=$(losetup -f --show --direct-io=on "$dir/backing.img" 2>/dev/null ||
-  losetup -f --show "$dir/backing.img") || skip "cannot attach a loop device"
+dir=$(make_tmpdir)
+dev=$(make_loop 256 "$dir" random) || exit
 name=${dev#/dev/}
 echo "device $dev ($name), kernel $(uname -r), $(iostat -V 2>&1 | head -1)"
 
@@ -70,6 +46,7 @@ fio --name=crosscheck --filename="$dev" --rw=randread --bs=8k \
   --ioengine=libaio --direct=1 --iodepth=4 --runtime=$RUNTIME --time_based \
   --output="$dir/fio.out" >/dev/null 2>&1 &
 fio_pid=$!
+register_pid "$fio_pid"
 sleep 2
 kill -0 "$fio_pid" 2>/dev/null || die "fio exited early: $(cat "$dir/fio.out" 2>/dev/null)"
 
@@ -81,7 +58,6 @@ io_pid=$!
 wait "$dp_pid" || die "diskprobe stat failed: $(cat "$dir/dp.err")"
 wait "$io_pid" || die "iostat failed: $(cat "$dir/iostat.err")"
 wait "$fio_pid"
-fio_pid=""
 
 python3 - "$dir/dp.json" "$dir/iostat.json" "$name" "$(uname -r)" <<'PY'
 import json, math, sys

@@ -1,24 +1,36 @@
-# tests/lib.sh - shared helpers for the shell tests: skipping, loop devices
-# and cgroup-v1 blkio throttling. Source it; every resource it makes is
-# released by cleanup (installed as an EXIT trap by the first make_* call).
+# tests/shell/lib.sh - shared helpers for the shell tests: results and
+# skipping, number comparisons, polling with deadlines, loop devices and
+# filesystems, cgroup-v1 blkio throttling, collectd (config, start, stop,
+# config check, log lines) and RRD files. Source it; every resource it makes
+# is released by cleanup, the EXIT trap it installs.
 #
 # Exit codes follow automake: 0 pass, 1 fail, 77 skip.
+# Deadlines here only keep a broken run from hanging: they are generous and
+# never an assertion about speed (the test machines are shared and noisy).
 
 : "${top_builddir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 DISKPROBE="$top_builddir/src/cli/diskprobe"
+PLUGIN_SO="$top_builddir/plugin/.libs/diskprobe.so"
 BLKIO=/sys/fs/cgroup/blkio
+COLLECTD_HOST=diskprobe-test
+FAILED=0 PASSED=0
 
+# ---- cleanup ---------------------------------------------------------------
 # Resources are recorded in a registry file, not in shell arrays: the
 # make_* helpers run in command substitutions (subshells), whose variables
-# the test's own shell never sees.
+# the test's own shell never sees. Processes are kept in _pids (they are
+# started in the test's own shell, the only one that can wait for them).
 _REG=$(mktemp /tmp/diskprobe-test-reg.XXXXXX)
-_pids=() _mounts=()
+_pids=() _mounts=() _at_exit=()
 cleanup() {
   local p kind
+  for p in "${_at_exit[@]}"; do eval "$p"; done
   for p in "${_pids[@]}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
   for p in "${_pids[@]}"; do [ -n "$p" ] && wait "$p" 2>/dev/null; done
   for p in "${_mounts[@]}"; do umount -l "$p" 2>/dev/null; done
+  # the newest mount first: a mount inside another one goes before it
+  tac "$_REG" | while read -r kind p; do [ "$kind" = mount ] && umount -l "$p" 2>/dev/null; done
   while read -r kind p; do [ "$kind" = loop ] && losetup -d "$p" 2>/dev/null; done <"$_REG"
   while read -r kind p; do
     [ "$kind" = cgroup ] && [ -f "$p/cgroup.procs" ] || continue
@@ -33,10 +45,40 @@ cleanup() {
   return 0
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM HUP # a killed test cleans up too
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; FAILED=1; }
-pass() { echo "ok: $*"; }
+# at_exit CMD: a shell command cleanup runs first (call it in the test's shell).
+at_exit() { _at_exit+=("$1"); }
+# register_pid PID: cleanup kills and reaps PID.
+register_pid() { _pids+=("$1"); }
+_unregister_pid() { local i; for i in "${!_pids[@]}"; do [ "${_pids[$i]}" = "$1" ] && unset "_pids[$i]"; done; }
+# register_mount DIR: cleanup unmounts DIR (lazily).
+register_mount() { echo "mount $1" >>"$_REG"; }
+
+# ---- results ---------------------------------------------------------------
+# In a command substitution (a make_* helper) these print to stderr, and
+# exit leaves only the subshell: call those as `x=$(make_loop ...) || exit`.
+_say() { if [ "$BASHPID" = "$$" ]; then echo "$*"; else echo "$*" >&2; fi; }
+# skip WHY: exit 77, unless a check already failed (then the test fails).
+skip() {
+  _say "SKIP: $*"
+  [ "$FAILED" = 0 ] || { _say "FAIL: $FAILED check(s) failed before the skip"; exit 1; }
+  exit 77
+}
+fail() { _say "FAIL: $*"; FAILED=$((FAILED + 1)); }
+pass() { echo "ok: $*"; PASSED=$((PASSED + 1)); }
+die() { fail "$*"; exit 1; }
+
+# finish NAME [CMD]: the test's last line: "NAME: all checks passed" and
+# exit 0, or run CMD (e.g. show a log) and exit 1 if any check failed.
+finish() {
+  if [ "$FAILED" = 0 ]; then
+    echo "$1: all checks passed"
+    exit 0
+  fi
+  [ -n "${2:-}" ] && eval "$2"
+  exit 1
+}
 
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root (loop devices, cgroups)"; }
 need_loop() {
@@ -48,7 +90,104 @@ need_blkio() {
   [ -f "$BLKIO/blkio.throttle.read_iops_device" ] ||
     skip "cgroup-v1 blkio throttling unavailable ($BLKIO/blkio.throttle.read_iops_device missing)"
 }
+# need WHAT...: need_WHAT for each, e.g. `need root loop collectd`.
+need() { local w; for w; do "need_$w"; done; }
+# need_cmd CMD [DEBIAN_PACKAGE]: skips unless CMD is installed.
+need_cmd() { command -v "$1" >/dev/null || skip "$1 not installed${2:+ (Debian: $2)}"; }
 
+# ---- numbers ---------------------------------------------------------------
+# Numbers are compared with awk. A value that is not a finite decimal
+# number ("", U, nan, inf) makes every comparison false. On false, the
+# comparison prints what it expected and what it saw (one indented line), so
+# the FAIL line that follows need not repeat it.
+is_num() { [[ $1 =~ ^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]]; }
+
+# _num_test EXPECTED SEEN COND X...: awk's COND over n[1], n[2]... (the
+# numbers X...); if false, or an X is not a number, prints "expected
+# EXPECTED, seen SEEN" (SEEN is an awk expression too) and returns 1.
+_num_test() {
+  local expected=$1 seen=$2 cond=$3 x
+  shift 3
+  for x in "$@"; do
+    is_num "$x" || { echo "  expected $expected, seen '$x' (not a number)"; return 1; }
+  done
+  awk -v e="$expected" '
+    function cmp(x, op, y) {
+      return op == "<" ? x < y : op == "<=" ? x <= y : op == ">" ? x > y : op == ">=" ? x >= y : op == "==" ? x == y : x != y
+    }
+    function abs(x) { return x < 0 ? -x : x }
+    BEGIN {
+      for (i = 1; i < ARGC; i++) n[i] = ARGV[i] + 0
+      if ('"$cond"') exit 0
+      print "  expected " e ", seen " ('"$seen"')
+      exit 1
+    }' "$@"
+}
+_num_op() { case $1 in '<' | '<=' | '>' | '>=' | '==' | '!=') ;; *) echo "  unknown comparison '$1'" && return 1 ;; esac }
+
+# num_cmp A OP B: true if A OP B; OP is one of < <= > >= == !=.
+num_cmp() { _num_op "$2" && _num_test "$2 $3" 'n[1]' "cmp(n[1], \"$2\", n[2])" "$1" "$3"; }
+# num_between X LO HI: true if LO <= X <= HI.
+num_between() { _num_test "$2 to $3" 'n[1]' 'n[1] >= n[2] && n[1] <= n[3]' "$1" "$2" "$3"; }
+# within VALUE TARGET PCT: true if |VALUE-TARGET| <= PCT% of TARGET.
+within() {
+  _num_test "$2 +-$3%" 'n[1] " (" (n[2] ? sprintf("%.1f", 100 * abs(n[1] - n[2]) / n[2]) : "inf") "% off)"' \
+    'abs(n[1] - n[2]) <= n[2] * n[3] / 100' "$1" "$2" "$3"
+}
+# ratio_cmp A B OP R: true if A OP R*B, i.e. A/B OP R without dividing.
+ratio_cmp() {
+  _num_op "$3" && _num_test "$1/$2 $3 $4" '(n[2] ? n[1] / n[2] : "inf")' "cmp(n[1], \"$3\", n[3] * n[2])" "$1" "$2" "$4"
+}
+
+# num_calc EXPR [FORMAT]: prints the awk expression EXPR (printf FORMAT, %.6g).
+num_calc() { awk "BEGIN { printf \"${2:-%.6g}\\n\", ($1) }"; }
+
+# num_max A B: the larger of two values; one that is not a number counts as 0.
+num_max() {
+  local a=$1 b=$2
+  is_num "$a" || a=0
+  is_num "$b" || b=0
+  awk -v a="$a" -v b="$b" 'BEGIN { print (a + 0 >= b + 0) ? a : b }'
+}
+
+# json_get FILE EXPR: evaluates a python expression over the JSON object d.
+json_get() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# ---- waiting ---------------------------------------------------------------
+# wait_until SECONDS CMD...: runs CMD every half second until it succeeds
+# (0) or SECONDS have passed (1).
+wait_until() {
+  local secs=$1 end
+  shift
+  end=$((SECONDS + secs))
+  while :; do
+    "$@" && return 0
+    [ "$SECONDS" -ge "$end" ] && return 1
+    sleep 0.5
+  done
+}
+
+# wait_log FILE SECONDS ERE: waits until a line of FILE matches ERE. On
+# timeout prints what it waited for and the last lines of FILE; returns 1.
+wait_log() {
+  local f=$1 secs=$2 re=$3
+  wait_until "$secs" grep -qE -- "$re" "$f" 2>/dev/null && return 0
+  echo "  timed out after $secs s waiting for /$re/ in $f; last lines:"
+  tail -3 "$f" 2>/dev/null | sed 's/^/    /'
+  return 1
+}
+
+# log_first [-F] FILE PATTERN: the first line of FILE matching PATTERN (ERE,
+# or a fixed string with -F), without collectd's "[timestamp] " prefix.
+log_first() {
+  local opt=-E
+  [ "$1" = -F ] && { opt=-F; shift; }
+  grep -m1 "$opt" -- "$2" "$1" | sed 's/^\[[^]]*\] //'
+}
+# notif_msg FILE ERE: the message of the first notification line matching ERE.
+notif_msg() { grep -m1 -E -- "$2" "$1" | sed 's/.*message = //'; }
+
+# ---- loop devices, filesystems, cgroups ------------------------------------
 # make_tmpdir: a fresh directory on a filesystem with O_DIRECT (/var/tmp).
 make_tmpdir() {
   local d
@@ -58,17 +197,37 @@ make_tmpdir() {
   echo "$d"
 }
 
-# make_loop SIZE_MB [DIR]: a loop device over a new backing file; prints it.
+# make_loop SIZE_MB [DIR] [random]: a loop device over a new backing file
+# (in DIR, or a new temp dir); prints it. "random": the backing file is
+# filled with random data first (reads of holes would not reach the disk).
+# LOOP_FLAGS (e.g. -P for a partition scan) are passed to losetup.
 make_loop() {
-  local size=$1 dir=${2:-} f dev
+  local size=$1 dir=${2:-} fill=${3:-} f dev
   [ -n "$dir" ] || dir=$(make_tmpdir)
   f="$dir/backing.$RANDOM.img"
-  truncate -s "${size}M" "$f" || exit 1
-  dev=$(losetup -f --show --direct-io=on "$f" 2>/dev/null || losetup -f --show "$f") ||
+  if [ "$fill" = random ]; then
+    dd if=/dev/urandom of="$f" bs=1M count="$size" status=none && sync "$f" || die "cannot write $f"
+  else
+    truncate -s "${size}M" "$f" || die "cannot create $f"
+  fi
+  # shellcheck disable=SC2086 # LOOP_FLAGS is a list of options
+  dev=$(losetup -f --show --direct-io=on ${LOOP_FLAGS:-} "$f" 2>/dev/null || losetup -f --show ${LOOP_FLAGS:-} "$f") ||
     skip "cannot attach a loop device"
   echo "loop $dev" >>"$_REG"
   echo "$dev"
 }
+
+# make_fs DEV MOUNTPOINT: ext4 on DEV, mounted at MOUNTPOINT (created);
+# fails the test if either step fails.
+make_fs() {
+  mkfs.ext4 -q -F "$1" >/dev/null 2>&1 || die "mkfs.ext4 $1 failed"
+  mkdir -p "$2" && mount "$1" "$2" || die "mount $1 $2 failed"
+  register_mount "$2"
+}
+
+# diskstat NAME COLUMN: column COLUMN (awk numbering: 3 is the name, 4 the
+# first counter) of NAME's /proc/diskstats line, -1 if the kernel has none.
+diskstat() { awk -v n="$1" -v c="$2" '$3 == n { print (NF >= c ? $c : -1) }' /proc/diskstats; }
 
 # make_cgroup: a new blkio cgroup; prints its directory.
 make_cgroup() {
@@ -98,37 +257,39 @@ spawn_in_cgroup() {
   shift
   (echo "$BASHPID" >"$cg/cgroup.procs" && exec "$@") &
   SPAWNED=$!
-  _pids+=("$SPAWNED")
+  register_pid "$SPAWNED"
 }
 
-# json_get FILE EXPR: evaluates a python expression over the JSON object d.
-json_get() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
-
-# within VALUE TARGET PCT: true if |VALUE-TARGET| <= PCT% of TARGET.
-within() { python3 -c 'import sys; v,t,p=map(float,sys.argv[1:]); sys.exit(0 if abs(v-t)<=t*p/100 else 1)' "$1" "$2" "$3"; }
-
-# ---- collectd --------------------------------------------------------------
+# ---- collectd ----------------------------------------------------------------
 need_collectd() {
   command -v collectd >/dev/null || skip "collectd (collectd-core) not installed"
-  [ -f "$top_builddir/plugin/.libs/diskprobe.so" ] || skip "plugin not built"
+  [ -f "$PLUGIN_SO" ] || skip "plugin not built"
 }
 
-# collectd_dir DIR: a private PluginDir holding copies of the plugins we use
-# (collectd's PluginDir refuses symlinks) next to the built diskprobe.so.
+# collectd_dir DIR: a private PluginDir, DIR/plugins, holding copies of the
+# plugins we use (collectd's PluginDir refuses symlinks) and of the built
+# diskprobe.so; and DIR/rrd.
 collectd_dir() {
   local d=$1 p
   mkdir -p "$d/plugins" "$d/rrd"
   for p in logfile rrdtool write_prometheus threshold unixsock network csv; do
     [ -f "/usr/lib/collectd/$p.so" ] && cp "/usr/lib/collectd/$p.so" "$d/plugins/"
   done
-  cp "$top_builddir/plugin/.libs/diskprobe.so" "$d/plugins/"
+  cp "$PLUGIN_SO" "$d/plugins/"
 }
 
-# collectd_conf_head DIR INTERVAL: global options, logfile and rrdtool.
+# collectd_logfile FILE: a logfile plugin block (level info, timestamps).
+collectd_logfile() {
+  printf 'LoadPlugin logfile\n<Plugin logfile>\n  LogLevel info\n  File "%s"\n  Timestamp true\n</Plugin>\n' "$1"
+}
+
+# collectd_conf_head DIR INTERVAL: global options (Hostname diskprobe-test,
+# BaseDir, PIDFile, PluginDir DIR/plugins, both TypesDB files, Interval),
+# the logfile DIR/collectd.log and rrdtool into DIR/rrd.
 collectd_conf_head() {
   local d=$1 ivl=$2
   cat <<CONF
-Hostname "diskprobe-test"
+Hostname "$COLLECTD_HOST"
 FQDNLookup false
 BaseDir "$d"
 PIDFile "$d/collectd.pid"
@@ -136,40 +297,109 @@ PluginDir "$d/plugins"
 TypesDB "/usr/share/collectd/types.db"
 TypesDB "$top_srcdir/plugin/diskprobe.types.db"
 Interval $ivl
-LoadPlugin logfile
-<Plugin logfile>
-  LogLevel info
-  File "$d/collectd.log"
-  Timestamp true
-</Plugin>
-LoadPlugin rrdtool
-<Plugin rrdtool>
-  DataDir "$d/rrd"
-</Plugin>
 CONF
+  collectd_logfile "$d/collectd.log"
+  printf 'LoadPlugin rrdtool\n<Plugin rrdtool>\n  DataDir "%s/rrd"\n</Plugin>\n' "$d"
 }
 
-# collectd_run DIR SECONDS: runs collectd in the foreground for SECONDS,
-# then stops it with SIGTERM; returns collectd's exit status.
-collectd_run() {
-  local d=$1 secs=$2 pid rc
-  collectd -f -C "$d/collectd.conf" >>"$d/collectd.out" 2>&1 &
-  pid=$!
-  _pids+=("$pid")
-  sleep "$secs"
-  kill -TERM "$pid" 2>/dev/null
-  wait "$pid"
-  rc=$?
-  _pids=("${_pids[@]/$pid/}")
+# collectd_conf DIR INTERVAL <<BLOCK: writes DIR/collectd.conf: the head
+# above, then "LoadPlugin diskprobe" and <Plugin diskprobe> holding the
+# text read from stdin. Sets up DIR/plugins on first use.
+collectd_conf() {
+  local d=$1 ivl=$2
+  [ -f "$d/plugins/diskprobe.so" ] || collectd_dir "$d"
+  {
+    collectd_conf_head "$d" "$ivl"
+    echo 'LoadPlugin diskprobe'
+    echo '<Plugin diskprobe>'
+    cat
+    echo '</Plugin>'
+  } >"$d/collectd.conf"
+}
+
+# collectd_check DIR [CONF]: `collectd -T` (parse, init, one read, exit) on
+# CONF (DIR/collectd.conf); its output is in DIR/check.out. Returns its status.
+collectd_check() {
+  collectd -T -C "${2:-$1/collectd.conf}" >"$1/check.out" 2>&1
+}
+
+# collectd_start DIR [CGROUP]: starts collectd in the foreground (-f) in
+# the background, on DIR/collectd.conf, output to DIR/collectd.out, inside
+# CGROUP if given; its pid is in $COLLECTD_PID and registered for cleanup.
+collectd_start() {
+  local d=$1 cg=${2:-}
+  if [ -n "$cg" ]; then
+    spawn_in_cgroup "$cg" collectd -f -C "$d/collectd.conf" >>"$d/collectd.out" 2>&1
+    COLLECTD_PID=$SPAWNED
+  else
+    collectd -f -C "$d/collectd.conf" >>"$d/collectd.out" 2>&1 &
+    COLLECTD_PID=$!
+    register_pid "$COLLECTD_PID"
+  fi
+}
+
+# is_running PID: true while PID has not exited (a zombie has).
+is_running() {
+  local st
+  st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ "${st%% *}" != Z ]
+}
+
+# collectd_wait PID [DEADLINE]: waits for PID (a child of this shell) to
+# exit, at most DEADLINE seconds (default 120); then SIGKILLs it. Prints how
+# long it took; returns its exit status, or 124 if the deadline passed.
+# STOP_SECS holds the seconds waited.
+collectd_wait() {
+  local pid=$1 deadline=${2:-120} t0 rc
+  t0=$(date +%s%N)
+  while is_running "$pid" && [ $(($(date +%s%N) - t0)) -lt $((deadline * 1000000000)) ]; do sleep 0.1; done
+  if is_running "$pid"; then
+    echo "  collectd (pid $pid) still running after $deadline s: killing it"
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    rc=124
+  else
+    wait "$pid"
+    rc=$?
+  fi
+  _unregister_pid "$pid"
+  STOP_SECS=$(num_calc "($(date +%s%N) - $t0) / 1e9" %.1f)
+  echo "collectd (pid $pid) exited with status $rc, $STOP_SECS s after the wait began"
   return $rc
 }
 
-# rrd_last FILE DS: the last value of data source DS ("value" if omitted).
-rrd_last() {
-  rrdtool lastupdate "$1" | python3 -c '
-import sys
-lines = [l for l in sys.stdin.read().splitlines() if l.strip()]
-names = lines[0].split()
-vals = lines[-1].split(":", 1)[1].split()
-print(vals[names.index(sys.argv[1])])' "${2:-value}"
+# collectd_stop [PID [DEADLINE]]: SIGTERM to PID ($COLLECTD_PID), then
+# collectd_wait.
+collectd_stop() {
+  local pid=${1:-$COLLECTD_PID}
+  kill -TERM "$pid" 2>/dev/null
+  collectd_wait "$pid" "${2:-120}"
 }
+
+# collectd_run DIR SECONDS: runs collectd on DIR/collectd.conf for SECONDS,
+# then stops it; returns collectd's exit status.
+collectd_run() {
+  collectd_start "$1"
+  sleep "$2"
+  collectd_stop "$COLLECTD_PID"
+}
+
+# ---- RRD files ---------------------------------------------------------------
+# rrd_last FILE [DS]: the last value of data source DS ("value" if omitted),
+# as rrdtool lastupdate has it (a number or U); fails if FILE or DS is missing.
+rrd_last() {
+  rrdtool lastupdate "$1" 2>/dev/null | awk -v ds="${2:-value}" '
+    NR == 1 { for (i = 1; i <= NF; i++) if ($i == ds) c = i; next }
+    NF { last = $0 }
+    END { if (!c || last == "") exit 1; sub(/^[^:]*: */, "", last); split(last, v, " "); print v[c] }'
+}
+
+# rrd_fetch FILE SECONDS: rrdtool fetch AVERAGE over the last SECONDS, only
+# the rows without a NaN.
+rrd_fetch() {
+  rrdtool fetch "$1" AVERAGE -s "-${2}s" 2>/dev/null | grep -E '^[0-9]+: ' | grep -v nan
+}
+# rrd_points FILE SECONDS: how many such rows (0 if FILE is missing).
+rrd_points() { rrd_fetch "$1" "$2" | wc -l; }
+# rrd_newest FILE SECONDS: the first value of the newest such row.
+rrd_newest() { rrd_fetch "$1" "$2" | tail -1 | awk '{ print $2 }'; }

@@ -11,15 +11,12 @@
 # can fail. Skips (77) where loop devices or blkio throttling are missing.
 set -u
 . "$(dirname "$0")/lib.sh"
-need_root
-need_loop
-need_blkio
-FAILED=0
+need root loop blkio
 IOPS=250
 
 dir=$(make_tmpdir)
-dev=$(make_loop 256 "$dir")
-cg=$(make_cgroup)
+dev=$(make_loop 256 "$dir") || exit
+cg=$(make_cgroup) || exit
 out="$dir/out.json"
 
 probe() { # probe LABEL QD TARGET [extra args]
@@ -38,7 +35,7 @@ probe() { # probe LABEL QD TARGET [extra args]
 
 # Control: no throttle yet, the device must be much faster than 250 IOPS.
 probe "block device, unthrottled, qd1" 1 "$dev" || exit 1
-python3 -c "import sys; sys.exit(0 if $iops > 4*$IOPS else 1)" &&
+num_cmp "$iops" '>' $((4 * IOPS)) &&
   pass "unthrottled loop device is faster than 4x the throttle ($iops IOPS)" ||
   skip "loop device too slow unthrottled ($iops IOPS) for the check to mean anything"
 
@@ -54,9 +51,8 @@ probe "block device, $IOPS IOPS, qd8" 8 "$dev" &&
 
 # A probe file on a filesystem on the throttled device.
 unthrottle "$cg" "$dev" read_iops
-mkfs.ext4 -q -F "$dev" >/dev/null 2>&1 || fail "mkfs.ext4 failed"
 mnt="$dir/mnt"
-mkdir "$mnt" && mount "$dev" "$mnt" && _mounts+=("$mnt") || { fail "mount failed"; exit 1; }
+make_fs "$dev" "$mnt"
 throttle "$cg" "$dev" read_iops $IOPS
 probe "probe file, $IOPS IOPS, qd1" 1 "$mnt/probes" --file-size 64m &&
   { within "$iops" $IOPS 10 && pass "probe file: $iops IOPS within 10% of $IOPS" ||
@@ -71,4 +67,4 @@ else
     fail "unexpected error for a write probe on a block device: $(cat "$dir/err")"
 fi
 
-[ "$FAILED" = 0 ] && echo "loop_throttle: all checks passed" || exit 1
+finish loop_throttle

@@ -13,20 +13,16 @@
 # sync write, and not for plain random writes.
 set -u
 . "$(dirname "$0")/lib.sh"
-need_root
-need_loop
-need_collectd
-FAILED=0
+need root loop collectd
 
 d=$(make_tmpdir)
-raw=$(make_loop 64 "$d")
-fsdev=$(make_loop 128 "$d")
+raw=$(make_loop 64 "$d") || exit
+fsdev=$(make_loop 128 "$d") || exit
 dd if=/dev/urandom of="$raw" bs=1M count=64 oflag=direct status=none || fail "cannot fill $raw"
 sum_raw_before=$(sha256sum <"$raw" | cut -d' ' -f1)
 
-mkfs.ext4 -q -F "$fsdev" >/dev/null 2>&1 || { fail "mkfs.ext4 failed"; exit 1; }
 mnt="$d/mnt"
-mkdir "$mnt" && mount "$fsdev" "$mnt" && _mounts+=("$mnt") || { fail "mount failed"; exit 1; }
+make_fs "$fsdev" "$mnt"
 mkdir -p "$mnt/data/sub" "$mnt/dp"
 for i in 1 2 3; do head -c $((i * 100000)) /dev/urandom >"$mnt/data/file$i"; done
 echo "canary" >"$mnt/data/sub/canary.txt"
@@ -38,32 +34,27 @@ manifest >"$d/before.txt"
 sum_probe_before=$(sha256sum <"$mnt/dp/diskprobe.probe" | cut -d' ' -f1)
 sync
 
-collectd_dir "$d"
 probe() { printf '    <Probe "%s">\n      Pattern %s\n      BlockSize "%s"\n      QueueDepth %s\n      Duration 0.3\n    </Probe>\n' "$@"; }
-{
-  collectd_conf_head "$d" 1
-  echo 'LoadPlugin diskprobe'
-  echo '<Plugin diskprobe>'
-  echo '  Splay false'
-  echo '  DutyCycle 100'
-  echo '  <Target "raw">'
-  echo "    Device \"$raw\""
-  echo '    ProbeInterval 2'
-  probe randread randread 4k 4
-  probe seqread seqread 256k 2
-  echo '  </Target>'
-  echo '  <Target "fs">'
-  echo "    Path \"$mnt/dp\""
-  echo '    FileSize "32M"'
-  echo '    ProbeInterval 3'
-  probe randread randread 4k 4
-  probe seqread seqread 256k 2
-  probe randwrite randwrite 4k 4
-  probe seqwrite seqwrite 256k 2
-  probe syncwrite syncwrite 4k 1
-  echo '  </Target>'
-  echo '</Plugin>'
-} >"$d/collectd.conf"
+collectd_conf "$d" 1 <<CONF
+  Splay false
+  DutyCycle 100
+  <Target "raw">
+    Device "$raw"
+    ProbeInterval 2
+$(probe randread randread 4k 4)
+$(probe seqread seqread 256k 2)
+  </Target>
+  <Target "fs">
+    Path "$mnt/dp"
+    FileSize "32M"
+    ProbeInterval 3
+$(probe randread randread 4k 4)
+$(probe seqread seqread 256k 2)
+$(probe randwrite randwrite 4k 4)
+$(probe seqwrite seqwrite 256k 2)
+$(probe syncwrite syncwrite 4k 1)
+  </Target>
+CONF
 collectd_run "$d" 10 || fail "collectd exited with status $?"
 sync
 
@@ -93,7 +84,7 @@ grep -E "diskprobe plugin.*(failed|refus|cannot)" "$d/collectd.log" && fail "err
 
 # syncwrite asks for durability: flushes reach the device.
 name=${fsdev##*/}
-flushes() { awk -v n="$name" '$3 == n { print (NF >= 20 ? $19 : -1) }' /proc/diskstats; }
+flushes() { diskstat "$name" 19; } # flush requests completed (kernel >= 5.5)
 [ "$(flushes)" = -1 ] && skip "kernel reports no flush counters in /proc/diskstats"
 for pat in randwrite syncwrite; do
   f0=$(flushes)
@@ -103,9 +94,9 @@ for pat in randwrite syncwrite; do
   echo "$pat: $ops writes, $((f1 - f0)) flushes reached $name"
   eval "fl_$pat=$((f1 - f0)) ops_$pat=$ops"
 done
-python3 -c "import sys; sys.exit(0 if $fl_syncwrite >= 0.9 * $ops_syncwrite else 1)" &&
+ratio_cmp "$fl_syncwrite" "$ops_syncwrite" '>=' 0.9 &&
   pass "syncwrite: $fl_syncwrite flushes for $ops_syncwrite writes" || fail "syncwrite: only $fl_syncwrite flushes for $ops_syncwrite writes"
-python3 -c "import sys; sys.exit(0 if $fl_randwrite < 0.1 * $ops_randwrite else 1)" &&
+ratio_cmp "$fl_randwrite" "$ops_randwrite" '<' 0.1 &&
   pass "randwrite: $fl_randwrite flushes (no durability asked)" || fail "randwrite caused $fl_randwrite flushes"
 
-[ "$FAILED" = 0 ] && echo "write_safety: all checks passed" || exit 1
+finish write_safety
