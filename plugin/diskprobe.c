@@ -19,14 +19,15 @@
  * target's interval in force (ProbeInterval stretched by DutyCycle), the
  * per-read values collectd's interval.
  */
-#include "collectd/core/daemon/collectd.h"
-#include "collectd/core/daemon/plugin.h"
-#include "collectd/core/daemon/utils_complain.h"
-#include "collectd/core/utils/common/common.h"
+#include "core/daemon/collectd.h"
+#include "core/daemon/plugin.h"
+#include "core/daemon/utils_complain.h"
+#include "core/utils/common/common.h"
 
 #include "clock.h"
 #include "conf.h"
-#include "diskstats.h"
+#include "devview.h"
+#include "events.h"
 #include "scheduler.h"
 
 #include <errno.h>
@@ -45,18 +46,10 @@ typedef struct {
   dp_sched_t *sched;
   dp_sched_sample_t *scratch; /* read callback: no allocation per read */
   uint64_t read_interval_ns;
-  /* the device view (read thread only) */
-  char **dev_patterns; /* DeviceStats globs, then the workers' disks */
-  size_t ndev_patterns;
-  size_t nworkers_seen; /* workers whose disk is in dev_patterns */
-  dp_diskstats_tracker_t tracker;
-  dp_diskstats_slot_t *slots;
-  dp_diskstats_metrics_t *metrics;
-  char *dsbuf;
-  size_t dsbuf_cap;
+  dp_devview_t *devview; /* read thread only, after init */
+  size_t nworkers_seen;  /* workers whose disk the view watches */
   c_complain_t ds_complaint;
-  uint64_t *share_ios0, *share_bytes0; /* per worker, at the last read */
-  int *saturated;                      /* per worker */
+  int *saturated; /* per worker */
 } diskprobe_ctx_t;
 
 /* collectd's config, init and shutdown callbacks take no user data. */
@@ -171,21 +164,6 @@ static int diskprobe_config_target(diskprobe_ctx_t *ctx,
   return 0;
 }
 
-static int diskprobe_add_pattern(diskprobe_ctx_t *ctx, const char *pat) {
-  for (size_t i = 0; i < ctx->ndev_patterns; i++)
-    if (strcmp(ctx->dev_patterns[i], pat) == 0)
-      return 0;
-  char **np = realloc(ctx->dev_patterns,
-                      (ctx->ndev_patterns + 1) * sizeof(*ctx->dev_patterns));
-  if (np == NULL)
-    return -1;
-  ctx->dev_patterns = np;
-  if ((np[ctx->ndev_patterns] = strdup(pat)) == NULL)
-    return -1;
-  ctx->ndev_patterns++;
-  return 0;
-}
-
 /* DeviceStats "sd*" "nvme*n1" ...: more devices for the iostat view. */
 static int diskprobe_config_devstats(diskprobe_ctx_t *ctx,
                                      const oconfig_item_t *ci) {
@@ -197,24 +175,23 @@ static int diskprobe_config_devstats(diskprobe_ctx_t *ctx,
   }
   for (int i = 0; i < ci->values_num; i++) {
     const oconfig_value_t *v = &ci->values[i];
-    if (v->type != OCONFIG_TYPE_STRING || v->value.string[0] == '\0' ||
-        strlen(v->value.string) >= DP_DISKSTATS_NAME_MAX ||
-        strchr(v->value.string, '/') != NULL) {
+    if (v->type != OCONFIG_TYPE_STRING ||
+        dp_devview_watch(ctx->devview, v->value.string) != 0) {
       ERROR(PLUGIN_NAME " plugin: Option \"DeviceStats\": value %d is "
                         "invalid: allowed kernel device names or globs "
                         "(\"sda\", \"nvme*n1\"), not paths.",
             i + 1);
       return -1;
     }
-    if (diskprobe_add_pattern(ctx, v->value.string) != 0)
-      return -1;
   }
   return 0;
 }
 
 static int diskprobe_config(oconfig_item_t *ci) {
   if (diskprobe_ctx == NULL) {
-    if ((diskprobe_ctx = calloc(1, sizeof(*diskprobe_ctx))) == NULL)
+    if ((diskprobe_ctx = calloc(1, sizeof(*diskprobe_ctx))) == NULL ||
+        dp_devview_new(&diskprobe_ctx->devview, "/proc/diskstats",
+                       DISKPROBE_DEVICES_MAX) != 0)
       return -1;
     dp_plugin_conf_init(&diskprobe_ctx->conf);
     C_COMPLAIN_INIT(&diskprobe_ctx->ds_complaint);
@@ -239,103 +216,44 @@ static int diskprobe_config(oconfig_item_t *ci) {
 
 /* ---- scheduler events: log lines and notifications ---------------------- */
 
-static void diskprobe_notify(const dp_sched_event_t *ev, int severity,
-                             const char *type, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void diskprobe_notify(const dp_sched_event_t *ev, int severity,
-                             const char *type, const char *fmt, ...) {
-  notification_t n = {.severity = severity, .time = cdtime()};
+static void diskprobe_notify(const dp_sched_event_t *ev) {
+  notification_t n = {.time = cdtime()};
+  int failure = dp_event_notice(ev, hostname_g, n.message, sizeof(n.message));
+  if (failure < 0)
+    return;
+  n.severity = failure ? NOTIF_FAILURE : NOTIF_OKAY;
   sstrncpy(n.host, hostname_g, sizeof(n.host));
   sstrncpy(n.plugin, PLUGIN_NAME, sizeof(n.plugin));
   sstrncpy(n.plugin_instance, ev->target_name, sizeof(n.plugin_instance));
-  sstrncpy(n.type, type, sizeof(n.type));
+  sstrncpy(n.type, ev->kind == DP_SCHED_IO_ERRORS ? "probe_errors" : "stalled",
+           sizeof(n.type));
   sstrncpy(n.type_instance, ev->probe_name ? ev->probe_name : "",
            sizeof(n.type_instance));
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(n.message, sizeof(n.message), fmt, ap);
-  va_end(ap);
   plugin_dispatch_notification(&n);
 }
 
+/* Log lines (rate-limited per target where a broken target would repeat
+ * them every round) and notifications. */
 static void diskprobe_event(const dp_sched_event_t *ev, void *arg) {
   diskprobe_ctx_t *ctx = arg;
   c_complain_t *cc = ev->target_name[0] ? &ctx->complaints[ev->target] : NULL;
-  const char *tn = ev->target_name;
-  const dp_result_t *r = ev->result;
-  double timeout_s = (double)ev->timeout_ns / 1e9;
+  char line[1024];
+  int level = dp_event_log_line(ev, line, sizeof(line));
   switch (ev->kind) {
-  case DP_SCHED_WORKER_STARTED:
-    INFO(PLUGIN_NAME " plugin: worker for disk %s probes %zu target(s).",
-         ev->disk, ev->ntargets);
+  case DP_SCHED_OPEN_FAILED:
+  case DP_SCHED_PROBE_FAILED:
+    c_complain(LOG_ERR, cc, PLUGIN_NAME " plugin: %s", line);
     break;
   case DP_SCHED_OPENED:
     c_release(LOG_INFO, cc,
-              PLUGIN_NAME " plugin: target \"%s\" (%s) is probing again.", tn,
-              ev->path);
-    if (ev->laid_out)
-      INFO(PLUGIN_NAME " plugin: target \"%s\": laid out probe file %s "
-                       "(%llu bytes) on device %s.",
-           tn, ev->path, (unsigned long long)ev->size_bytes, ev->device);
-    break;
-  case DP_SCHED_OPEN_FAILED:
-    c_complain(LOG_ERR, cc, PLUGIN_NAME " plugin: target \"%s\" (%s): %s", tn,
-               ev->path, ev->msg);
-    break;
-  case DP_SCHED_PROBE_FAILED:
-    c_complain(LOG_ERR, cc,
-               PLUGIN_NAME " plugin: target \"%s\" (%s): probe \"%s\" "
-                           "failed: %s",
-               tn, ev->path, ev->probe_name, ev->msg);
-    break;
-  case DP_SCHED_IO_ERRORS:
-    diskprobe_notify(ev, NOTIF_FAILURE, "probe_errors",
-                     "diskprobe: host %s, target %s, device %s: probe %s saw "
-                     "%llu I/O errors and %llu short transfers (%s)",
-                     hostname_g, tn, ev->device, ev->probe_name,
-                     (unsigned long long)r->err_io,
-                     (unsigned long long)r->err_short,
-                     ev->err ? strerror(-ev->err) : "short read");
-    break;
-  case DP_SCHED_STALL_BEGAN:
-    ERROR(PLUGIN_NAME " plugin: target \"%s\" (%s): device %s stalled: %u "
-                      "I/O outstanding for more than %.1f s; no new probe "
-                      "on this disk until they complete.",
-          tn, ev->path, ev->device, ev->outstanding, timeout_s);
-    diskprobe_notify(ev, NOTIF_FAILURE, "stalled",
-                     "diskprobe: host %s, target %s, device %s: I/O stalled "
-                     "for more than %.1f s (%u outstanding)",
-                     hostname_g, tn, ev->device, timeout_s, ev->outstanding);
-    break;
-  case DP_SCHED_STALL_ENDED:
-    NOTICE(PLUGIN_NAME " plugin: target \"%s\" (%s): device %s recovered "
-                       "after %.1f s; probing resumes.",
-           tn, ev->path, ev->device, (double)ev->stall_ns / 1e9);
-    diskprobe_notify(ev, NOTIF_OKAY, "stalled",
-                     "diskprobe: host %s, target %s, device %s: I/O completes "
-                     "again after a %.1f s stall",
-                     hostname_g, tn, ev->device, (double)ev->stall_ns / 1e9);
-    break;
-  case DP_SCHED_STRETCHED:
-    NOTICE(PLUGIN_NAME " plugin: target \"%s\": a round keeps disk %s busy "
-                       "for %.2f s; DutyCycle %g%% stretches ProbeInterval "
-                       "from %.0f s to %.0f s.",
-           tn, ev->disk, (double)ev->busy_ns / 1e9,
-           ctx->conf.duty_cycle_percent, (double)ev->configured_ns / 1e9,
-           (double)ev->interval_ns / 1e9);
-    break;
-  case DP_SCHED_REGROUPED:
-    INFO(PLUGIN_NAME " plugin: target \"%s\" (%s): its device is on disk %s "
-                     "now; the worker for that disk probes it.",
-         tn, ev->path, ev->disk);
-    break;
-  case DP_SCHED_WORKER_STUCK:
-    WARNING(PLUGIN_NAME " plugin: worker for disk %s did not stop in time "
-                        "(a hung disk?); leaving it behind.",
-            ev->disk);
-    break;
+              PLUGIN_NAME " plugin: target \"%s\" (%s) is probing again.",
+              ev->target_name, ev->path);
+    /* fall through */
+  default:
+    if (level >= 0 && ev->kind != DP_SCHED_IO_ERRORS) /* notified instead */
+      plugin_log(level, PLUGIN_NAME " plugin: %s", line);
   }
+  diskprobe_notify(ev);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -387,103 +305,54 @@ static void diskprobe_submit_sample(const dp_sched_sample_t *s, cdtime_t now,
 
 static void diskprobe_submit_device(const dp_diskstats_metrics_t *m,
                                     cdtime_t now, cdtime_t ivl) {
-  const char *in = m->name;
-  value_t v;
-#define DEV(type, ti, val)                                                     \
-  do {                                                                         \
-    v.gauge = (val);                                                           \
-    diskprobe_submit(in, type, ti, &v, 1, now, ivl);                           \
-  } while (0)
-  DEV("operations_per_second", "read", m->reads_per_s);
-  DEV("operations_per_second", "write", m->writes_per_s);
-  DEV("bytes_per_second", "read", m->read_bytes_per_s);
-  DEV("bytes_per_second", "write", m->write_bytes_per_s);
-  DEV("bytes", "avg_read_size", m->avg_read_size_bytes);
-  DEV("bytes", "avg_write_size", m->avg_write_size_bytes);
-  DEV("latency", "read_await", m->read_await_s);
-  DEV("latency", "write_await", m->write_await_s);
-  DEV("queue_length", "average", m->avg_queue_length);
-  DEV("percent", "utilization", m->util_percent);
-  DEV("pending_operations", "in_flight", (double)m->in_flight);
-  /* Probe I/O straddling a read boundary can make the raw share exceed
-   * 100 %; all of the device's I/O is the most it can be. */
-  DEV("percent", "probe_share",
-      m->probe_bytes_share > 1 ? 100.0 : 100.0 * m->probe_bytes_share);
-  if (m->flags & DP_DISKSTATS_HAVE_DISCARDS) {
-    DEV("operations_per_second", "discard", m->discards_per_s);
-    DEV("latency", "discard_await", m->discard_await_s);
+  dp_devview_value_t dv[DP_DEVVIEW_VALUES_MAX];
+  size_t n = dp_devview_values(m, dv);
+  for (size_t i = 0; i < n; i++) {
+    value_t v = {.gauge = dv[i].value};
+    diskprobe_submit(m->name, dv[i].type, dv[i].type_instance, &v, 1, now, ivl);
   }
-  if (m->flags & DP_DISKSTATS_HAVE_FLUSHES) {
-    DEV("operations_per_second", "flush", m->flushes_per_s);
-    DEV("latency", "flush_await", m->flush_await_s);
-  }
-#undef DEV
 }
 
 /* Watches the disks of workers the scheduler made since the last read
  * (at init, and when a late device was regrouped). */
 static void diskprobe_watch_worker_disks(diskprobe_ctx_t *ctx) {
   size_t n = dp_sched_nworkers(ctx->sched);
-  if (n == ctx->nworkers_seen)
-    return;
-  for (size_t k = ctx->nworkers_seen; k < n; k++) {
-    const char *d = dp_sched_worker_disk(ctx->sched, k);
+  for (; ctx->nworkers_seen < n; ctx->nworkers_seen++) {
+    const char *d = dp_sched_worker_disk(ctx->sched, ctx->nworkers_seen);
     /* "0:39" (no block device behind a tmpfs, btrfs...) has no stats */
     if (strchr(d, ':') == NULL && strcmp(d, "?") != 0)
-      diskprobe_add_pattern(ctx, d);
+      dp_devview_watch(ctx->devview, d);
   }
-  ctx->nworkers_seen = n;
-  dp_diskstats_tracker_filter(&ctx->tracker,
-                              (const char *const *)ctx->dev_patterns,
-                              ctx->ndev_patterns);
 }
 
-/* Reads /proc/diskstats once and dispatches the view of every watched
- * device; sets each worker's saturated flag. Read thread only. */
+static const dp_io_counter_t *diskprobe_counter_of(const char *disk,
+                                                   void *arg) {
+  int k = dp_sched_find_disk(arg, disk);
+  return k < 0 ? NULL : dp_sched_worker_counter(arg, (size_t)k);
+}
+
+/* Dispatches the view of every watched device and sets each worker's
+ * saturated flag. Read thread only. */
 static void diskprobe_devstats_read(diskprobe_ctx_t *ctx, cdtime_t now,
                                     cdtime_t ivl) {
   diskprobe_watch_worker_disks(ctx);
-  if (ctx->ndev_patterns == 0)
-    return;
-  size_t len = 0;
-  int rc = dp_diskstats_read_file("/proc/diskstats", ctx->dsbuf, ctx->dsbuf_cap,
-                                  &len);
-  if (rc == -ENOBUFS) { /* a host with very many devices: grow once */
-    char *nb = realloc(ctx->dsbuf, ctx->dsbuf_cap * 4);
-    if (nb != NULL) {
-      ctx->dsbuf = nb;
-      ctx->dsbuf_cap *= 4;
-      rc = dp_diskstats_read_file("/proc/diskstats", ctx->dsbuf, ctx->dsbuf_cap,
-                                  &len);
-    }
-  }
-  if (rc < 0) {
+  const dp_diskstats_metrics_t *m;
+  int n = dp_devview_read(ctx->devview, dp_now_ns(), diskprobe_counter_of,
+                          ctx->sched, &m);
+  if (n < 0) {
     c_complain(LOG_ERR, &ctx->ds_complaint,
                PLUGIN_NAME " plugin: cannot read /proc/diskstats: %s",
-               strerror(-rc));
+               strerror(-n));
     return;
   }
   c_release(LOG_INFO, &ctx->ds_complaint,
             PLUGIN_NAME " plugin: /proc/diskstats readable again.");
-  int n = dp_diskstats_tracker_feed(&ctx->tracker, ctx->dsbuf, len, dp_now_ns(),
-                                    ctx->metrics, DISKPROBE_DEVICES_MAX);
   for (int i = 0; i < n; i++) {
-    dp_diskstats_metrics_t *m = &ctx->metrics[i];
-    int k = dp_sched_find_disk(ctx->sched, m->name);
-    if (k >= 0) {
-      const dp_io_counter_t *c = dp_sched_worker_counter(ctx->sched, (size_t)k);
-      uint64_t ios = atomic_load_explicit(&c->ios, memory_order_relaxed);
-      uint64_t bytes = atomic_load_explicit(&c->bytes, memory_order_relaxed);
-      dp_diskstats_probe_share(m, ios - ctx->share_ios0[k],
-                               bytes - ctx->share_bytes0[k]);
-      ctx->share_ios0[k] = ios;
-      ctx->share_bytes0[k] = bytes;
+    int k = dp_sched_find_disk(ctx->sched, m[i].name);
+    if (k >= 0)
       ctx->saturated[k] =
-          dp_diskstats_saturated(m, ctx->conf.saturation_percent);
-    } else {
-      m->probe_bytes_share = 0;
-    }
-    diskprobe_submit_device(m, now, ivl);
+          dp_diskstats_saturated(&m[i], ctx->conf.saturation_percent);
+    diskprobe_submit_device(&m[i], now, ivl);
   }
 }
 
@@ -525,14 +394,7 @@ static void diskprobe_ctx_free(diskprobe_ctx_t *ctx) {
   free(ctx->targets);
   free(ctx->complaints);
   free(ctx->scratch);
-  for (size_t i = 0; i < ctx->ndev_patterns; i++)
-    free(ctx->dev_patterns[i]);
-  free(ctx->dev_patterns);
-  free(ctx->slots);
-  free(ctx->metrics);
-  free(ctx->dsbuf);
-  free(ctx->share_ios0);
-  free(ctx->share_bytes0);
+  dp_devview_free(ctx->devview);
   free(ctx->saturated);
   free(ctx);
 }
@@ -555,17 +417,10 @@ static int diskprobe_init(void) {
       return -1;
     }
 
-  size_t nw = ctx->ntargets + 1; /* the scheduler's most workers */
   ctx->complaints = calloc(ctx->ntargets, sizeof(*ctx->complaints));
-  ctx->slots = calloc(DISKPROBE_DEVICES_MAX, sizeof(*ctx->slots));
-  ctx->metrics = calloc(DISKPROBE_DEVICES_MAX, sizeof(*ctx->metrics));
-  ctx->dsbuf_cap = 256 * 1024;
-  ctx->dsbuf = malloc(ctx->dsbuf_cap);
-  ctx->share_ios0 = calloc(nw, sizeof(uint64_t));
-  ctx->share_bytes0 = calloc(nw, sizeof(uint64_t));
-  ctx->saturated = calloc(nw, sizeof(int));
-  if (!ctx->complaints || !ctx->slots || !ctx->metrics || !ctx->dsbuf ||
-      !ctx->share_ios0 || !ctx->share_bytes0 || !ctx->saturated)
+  /* as many as the scheduler's most workers */
+  ctx->saturated = calloc(ctx->ntargets + 1, sizeof(int));
+  if (!ctx->complaints || !ctx->saturated)
     return -1;
   ctx->read_interval_ns = CDTIME_T_TO_NS(plugin_get_interval());
   for (size_t i = 0; i < ctx->ntargets; i++) {
@@ -573,7 +428,6 @@ static int diskprobe_init(void) {
     if (ctx->targets[i].interval_ns < ctx->read_interval_ns)
       ctx->read_interval_ns = ctx->targets[i].interval_ns;
   }
-  dp_diskstats_tracker_init(&ctx->tracker, ctx->slots, DISKPROBE_DEVICES_MAX);
 
   dp_sched_conf_t sc;
   dp_sched_conf_init(&sc);
@@ -591,7 +445,6 @@ static int diskprobe_init(void) {
       calloc(dp_sched_max_samples(ctx->sched), sizeof(*ctx->scratch));
   if (ctx->scratch == NULL)
     return -1;
-  diskprobe_watch_worker_disks(ctx);
   if ((rc = dp_sched_start(ctx->sched)) < 0) {
     ERROR(PLUGIN_NAME " plugin: cannot start the probe workers: %s",
           strerror(-rc));

@@ -441,6 +441,7 @@ static void pace(dp_sched_t *s, target_t *t, uint64_t busy_ns) {
     ev.busy_ns = busy_ns;
     ev.configured_ns = t->conf.interval_ns;
     ev.interval_ns = ivl;
+    ev.duty_percent = s->c.duty_cycle_percent;
     emit(s, &ev);
   }
   pthread_mutex_lock(&s->lock);
@@ -470,17 +471,23 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
     probe_t *ps = &t->probes[i];
     dp_job_t job;
     char err[256];
-    dp_job_build(&ps->conf, &t->t, t->conf.timeout_ns, &job, err, sizeof(err));
-    job.stop = &s->stop;
-    job.counter = &w->issued;
     dp_result_t r;
-    int rc = dp_engine_run(t->engine, &job, &r);
-    if (rc < 0 && r.ops == 0 && !r.stalled) {
+    int rc = dp_job_build(&ps->conf, &t->t, t->conf.timeout_ns, &job, err,
+                          sizeof(err));
+    if (rc == 0) {
+      job.stop = &s->stop;
+      job.counter = &w->issued;
+      rc = dp_engine_run(t->engine, &job, &r);
+      if (rc < 0 && (r.ops > 0 || r.stalled))
+        rc = 0; /* it ran: the result says what went wrong */
+    }
+    if (rc < 0) {
       dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_FAILED, t);
       ev.probe_name = ps->conf.name;
       ev.err = rc;
-      ev.msg = strerror(-rc);
+      ev.msg = job.block_size ? strerror(-rc) : err;
       emit(s, &ev);
+      round_done(s, t, round, n, busy_ns); /* what did run still counts */
       target_reset(t);
       return;
     }
@@ -535,11 +542,23 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
   dp_engine_release_buffers(t->engine);
 }
 
-/* While stalled: reap for up to wait_ns; on full drain, clear the stall. */
-static void unstall(dp_sched_t *s, worker_t *w, uint64_t wait_ns) {
+/* While stalled: reap for up to wait_ns; on full drain, clear the stall.
+ * Returns what dp_engine_reap said: 0 cleared, > 0 still outstanding, < 0
+ * the AIO context failed (the I/O stays fenced; reported once). */
+static int unstall(dp_sched_t *s, worker_t *w, uint64_t wait_ns) {
   target_t *t = &s->targets[w->stalled_target];
-  if (dp_engine_reap(t->engine, wait_ns) != 0)
-    return;
+  int left = dp_engine_reap(t->engine, wait_ns);
+  if (left < 0 && !t->failed) {
+    t->failed = 1;
+    dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_FAILED, t);
+    ev.probe_name = "";
+    ev.err = left;
+    ev.msg = "the AIO context failed with I/O outstanding; no new probe on "
+             "this disk";
+    emit(s, &ev);
+  }
+  if (left != 0)
+    return left;
   pthread_mutex_lock(&s->lock);
   uint64_t since = w->stall_since_ns;
   w->stalled = 0;
@@ -547,6 +566,7 @@ static void unstall(dp_sched_t *s, worker_t *w, uint64_t wait_ns) {
   dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_ENDED, t);
   ev.stall_ns = now_ns(s) - since;
   emit(s, &ev);
+  return 0;
 }
 
 static int worker_start(dp_sched_t *s, size_t k);
@@ -590,8 +610,8 @@ uint64_t dp_sched_step(dp_sched_t *s, size_t wi, uint64_t wait_ns) {
   pthread_mutex_lock(&s->lock);
   if (w->stalled) {
     pthread_mutex_unlock(&s->lock);
-    unstall(s, w, wait_ns);
-    return now_ns(s);
+    /* a failed context answers at once: poll it at the stall pace */
+    return now_ns(s) + (unstall(s, w, wait_ns) < 0 ? DP_SCHED_REAP_NS : 0);
   }
   target_t *t = next_target(s, w);
   uint64_t now = now_ns(s);

@@ -74,7 +74,8 @@ typedef enum {
   DP_SCHED_WORKER_STARTED, /* disk, ntargets: a worker thread runs */
   DP_SCHED_OPENED,         /* target opened; laid_out, recovered */
   DP_SCHED_OPEN_FAILED,    /* target cannot be opened: msg, err, repeated */
-  DP_SCHED_PROBE_FAILED,   /* the engine refused a probe: probe, msg, err */
+  DP_SCHED_PROBE_FAILED,   /* the engine refused a probe (probe, msg, err),
+                              or its AIO context failed (probe "") */
   DP_SCHED_IO_ERRORS,      /* a probe saw I/O errors or short transfers */
   DP_SCHED_STALL_BEGAN,    /* outstanding, timeout_ns */
   DP_SCHED_STALL_ENDED,    /* stall_ns */
@@ -101,6 +102,7 @@ typedef struct {
   unsigned outstanding;      /* STALL_BEGAN */
   size_t ntargets;           /* WORKER_STARTED */
   uint64_t timeout_ns, stall_ns, busy_ns, configured_ns, interval_ns;
+  double duty_percent; /* STRETCHED: the DutyCycle that stretched it */
 } dp_sched_event_t;
 
 typedef void (*dp_sched_event_fn)(const dp_sched_event_t *ev, void *arg);

@@ -1,0 +1,107 @@
+/* events.c - see events.h. */
+#include "events.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
+  const char *tn = ev->target_name, *path = ev->path;
+  double timeout_s = (double)ev->timeout_ns / 1e9;
+  switch (ev->kind) {
+  case DP_SCHED_WORKER_STARTED:
+    snprintf(buf, len, "worker for disk %s probes %zu target(s).", ev->disk,
+             ev->ntargets);
+    return LOG_INFO;
+  case DP_SCHED_OPENED:
+    if (!ev->laid_out)
+      return -1;
+    snprintf(buf, len,
+             "target \"%s\": laid out probe file %s (%llu bytes) on device "
+             "%s.",
+             tn, path, (unsigned long long)ev->size_bytes, ev->device);
+    return LOG_INFO;
+  case DP_SCHED_OPEN_FAILED:
+    snprintf(buf, len, "target \"%s\" (%s): %s", tn, path, ev->msg);
+    return LOG_ERR;
+  case DP_SCHED_PROBE_FAILED:
+    if (ev->probe_name == NULL || ev->probe_name[0] == '\0')
+      snprintf(buf, len, "target \"%s\" (%s): %s: %s", tn, path, ev->msg,
+               strerror(-ev->err));
+    else
+      snprintf(buf, len, "target \"%s\" (%s): probe \"%s\" failed: %s", tn,
+               path, ev->probe_name, ev->msg);
+    return LOG_ERR;
+  case DP_SCHED_IO_ERRORS:
+    snprintf(buf, len,
+             "target \"%s\" (%s): probe \"%s\" saw %llu I/O errors and %llu "
+             "short transfers (%s)",
+             tn, path, ev->probe_name, (unsigned long long)ev->result->err_io,
+             (unsigned long long)ev->result->err_short,
+             ev->err ? strerror(-ev->err) : "short read");
+    return LOG_ERR;
+  case DP_SCHED_STALL_BEGAN:
+    snprintf(buf, len,
+             "target \"%s\" (%s): device %s stalled: %u I/O outstanding for "
+             "more than %.1f s; no new probe on this disk until they "
+             "complete.",
+             tn, path, ev->device, ev->outstanding, timeout_s);
+    return LOG_ERR;
+  case DP_SCHED_STALL_ENDED:
+    snprintf(buf, len,
+             "target \"%s\" (%s): device %s recovered after %.1f s; probing "
+             "resumes.",
+             tn, path, ev->device, (double)ev->stall_ns / 1e9);
+    return LOG_NOTICE;
+  case DP_SCHED_STRETCHED:
+    snprintf(buf, len,
+             "target \"%s\": a round keeps disk %s busy for %.2f s; "
+             "DutyCycle %g%% stretches ProbeInterval from %.0f s to %.0f s.",
+             tn, ev->disk, (double)ev->busy_ns / 1e9, ev->duty_percent,
+             (double)ev->configured_ns / 1e9, (double)ev->interval_ns / 1e9);
+    return LOG_NOTICE;
+  case DP_SCHED_REGROUPED:
+    snprintf(buf, len,
+             "target \"%s\" (%s): its device is on disk %s now; the worker "
+             "for that disk probes it.",
+             tn, path, ev->disk);
+    return LOG_INFO;
+  case DP_SCHED_WORKER_STUCK:
+    snprintf(buf, len,
+             "worker for disk %s did not stop in time (a hung disk?); "
+             "leaving it behind.",
+             ev->disk);
+    return LOG_WARNING;
+  }
+  return -1;
+}
+
+int dp_event_notice(const dp_sched_event_t *ev, const char *host, char *buf,
+                    size_t len) {
+  const char *tn = ev->target_name, *dev = ev->device;
+  switch (ev->kind) {
+  case DP_SCHED_IO_ERRORS:
+    snprintf(buf, len,
+             "diskprobe: host %s, target %s, device %s: probe %s saw %llu I/O "
+             "errors and %llu short transfers (%s)",
+             host, tn, dev, ev->probe_name,
+             (unsigned long long)ev->result->err_io,
+             (unsigned long long)ev->result->err_short,
+             ev->err ? strerror(-ev->err) : "short read");
+    return 1;
+  case DP_SCHED_STALL_BEGAN:
+    snprintf(buf, len,
+             "diskprobe: host %s, target %s, device %s: I/O stalled for more "
+             "than %.1f s (%u outstanding)",
+             host, tn, dev, (double)ev->timeout_ns / 1e9, ev->outstanding);
+    return 1;
+  case DP_SCHED_STALL_ENDED:
+    snprintf(buf, len,
+             "diskprobe: host %s, target %s, device %s: I/O completes again "
+             "after a %.1f s stall",
+             host, tn, dev, (double)ev->stall_ns / 1e9);
+    return 0;
+  default:
+    return -1;
+  }
+}
