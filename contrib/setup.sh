@@ -20,7 +20,7 @@ PKGS=(
   # tests and benchmarks
   fio ioping sysstat prometheus e2fsprogs util-linux python3 python3-fusepy
   procps
-  curl
+  curl fdisk
 )
 
 missing=()

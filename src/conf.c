@@ -148,13 +148,3 @@ int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {
                t->name, (double)total_ns / 1e9, (double)t->interval_ns / 1e9);
   return 0;
 }
-
-uint64_t dp_duty_interval_ns(uint64_t configured_ns, uint64_t busy_ns,
-                             double duty_percent, unsigned sharing) {
-  if (duty_percent <= 0 || sharing == 0)
-    return configured_ns;
-  double need = (double)busy_ns * sharing * 100.0 / duty_percent;
-  if (need > 86400e9 * 30)
-    need = 86400e9 * 30;
-  return need > (double)configured_ns ? (uint64_t)need : configured_ns;
-}

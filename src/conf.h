@@ -87,16 +87,6 @@ void dp_plugin_conf_init(dp_plugin_conf_t *c);
 int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
                        char *err, size_t errlen);
 
-/*
- * The interval that keeps a disk within its duty-cycle budget: each of the
- * `sharing` targets on one disk gets an equal share of `duty_percent`, so a
- * round that kept the disk busy for busy_ns needs an interval of at least
- * busy_ns * sharing * 100 / duty_percent. Returns that or configured_ns,
- * whichever is longer.
- */
-uint64_t dp_duty_interval_ns(uint64_t configured_ns, uint64_t busy_ns,
-                             double duty_percent, unsigned sharing);
-
 /* Checks a name: 1..DP_NAME_MAX-1 chars of [A-Za-z0-9_.-]. */
 int dp_conf_name_ok(const char *name);
 

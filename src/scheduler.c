@@ -85,6 +85,8 @@ uint64_t dp_sched_pace_ns(uint64_t configured_ns, uint64_t busy_ns,
   if (duty_percent <= 0 || sharing == 0)
     return configured_ns;
   double need = (double)busy_ns * (double)sharing * 100.0 / duty_percent;
+  if (need > DP_SCHED_PACE_MAX_S * 1e9) /* a hung round: not years */
+    need = DP_SCHED_PACE_MAX_S * 1e9;
   return need > (double)configured_ns ? (uint64_t)need : configured_ns;
 }
 

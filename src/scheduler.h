@@ -206,8 +206,9 @@ void dp_sched_free(dp_sched_t *s);
  * Each of the `sharing` targets on one disk gets an equal share of
  * duty_percent, so a round that kept the disk busy for busy_ns needs an
  * interval of at least busy_ns * sharing * 100 / duty_percent. Returns
- * that or configured_ns, whichever is longer.
+ * that (at most DP_SCHED_PACE_MAX_S) or configured_ns, whichever is longer.
  */
+#define DP_SCHED_PACE_MAX_S (30.0 * 86400)
 uint64_t dp_sched_pace_ns(uint64_t configured_ns, uint64_t busy_ns,
                           double duty_percent, unsigned sharing);
 

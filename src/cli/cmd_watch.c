@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "clock.h"
+#include "events.h"
 #include "scheduler.h"
 #include "units.h"
 
@@ -76,77 +77,33 @@ static double wall_of(uint64_t mono_ns) {
   return now - (double)(dp_now_ns() - mono_ns) / 1e9;
 }
 
+/* Bookkeeping for the summary and the exit status, and the same line the
+ * collectd plugin logs for the event (events.h). */
 static void watch_event(const dp_sched_event_t *ev, void *arg) {
   watch_t *w = arg;
-  const char *who = ev->target < w->ntargets ? w->args[ev->target] : "";
-  const char *probe = ev->probe_name ? ev->probe_name : "";
-  switch (ev->kind) {
-  case DP_SCHED_OPENED:
-    pthread_mutex_lock(&w->lock);
+  pthread_mutex_lock(&w->lock);
+  if (ev->kind == DP_SCHED_OPENED) {
     snprintf(w->path[ev->target], PATH_MAX, "%s", ev->path);
     w->opened_any = 1;
-    pthread_mutex_unlock(&w->lock);
-    if (ev->laid_out)
-      fprintf(stderr, "diskprobe watch: %s: laid out probe file %s\n", who,
-              ev->path);
-    else if (ev->recovered)
-      fprintf(stderr, "diskprobe watch: %s: opened again\n", who);
-    return;
-  case DP_SCHED_OPEN_FAILED:
-  case DP_SCHED_PROBE_FAILED:
-    pthread_mutex_lock(&w->lock);
+  } else if (ev->kind == DP_SCHED_OPEN_FAILED ||
+             ev->kind == DP_SCHED_PROBE_FAILED) {
     w->failed[ev->target]++;
     if (ev->kind == DP_SCHED_OPEN_FAILED)
       w->open_failed[ev->target] = 1;
-    pthread_mutex_unlock(&w->lock);
-    if (ev->kind == DP_SCHED_OPEN_FAILED) {
-      /* retried every round: say so the 1st, 2nd, 4th, 8th ... time */
-      if ((ev->repeated & (ev->repeated - 1)) == 0)
-        fprintf(stderr, "diskprobe watch: %s: cannot open%s: %s\n", who,
-                ev->repeated > 1 ? " (again)" : "", ev->msg);
-    } else
-      fprintf(stderr, "diskprobe watch: %s: probe %s failed: %s\n", who, probe,
-              ev->msg);
-    return;
-  case DP_SCHED_IO_ERRORS:
-    fprintf(stderr,
-            "diskprobe watch: %s: probe %s: %llu I/O errors, %llu short "
-            "transfers%s%s\n",
-            who, probe, (unsigned long long)ev->result->err_io,
-            (unsigned long long)ev->result->err_short, ev->err ? ": " : "",
-            ev->err ? strerror(-ev->err) : "");
-    return;
-  case DP_SCHED_STALL_BEGAN:
-    fprintf(stderr,
-            "diskprobe watch: %s: stalled: probe %s has %u I/O older than "
-            "%.2f s; no probe runs on disk %s until they complete\n",
-            who, probe, ev->outstanding, (double)ev->timeout_ns / 1e9,
-            ev->disk);
-    return;
-  case DP_SCHED_STALL_ENDED:
-    fprintf(stderr, "diskprobe watch: %s: stall ended after %.1f s\n", who,
-            (double)ev->stall_ns / 1e9);
-    return;
-  case DP_SCHED_STRETCHED:
-    fprintf(stderr,
-            "diskprobe watch: %s: interval %.2f s stretched to %.2f s: a "
-            "round keeps the disk busy %.3f s (DutyCycle; --duty-cycle)\n",
-            who, (double)ev->configured_ns / 1e9, (double)ev->interval_ns / 1e9,
-            (double)ev->busy_ns / 1e9);
-    return;
-  case DP_SCHED_REGROUPED:
-    fprintf(stderr, "diskprobe watch: %s: now probed with disk %s\n", who,
-            ev->disk);
-    return;
-  case DP_SCHED_WORKER_STUCK:
-    fprintf(stderr,
-            "diskprobe watch: the worker of disk %s is stuck on a hung "
-            "disk and left behind\n",
-            ev->disk);
-    return;
-  case DP_SCHED_WORKER_STARTED:
-    return;
   }
+  pthread_mutex_unlock(&w->lock);
+  /* an open is retried every round: say so the 1st, 2nd, 4th ... time */
+  if (ev->kind == DP_SCHED_WORKER_STARTED ||
+      (ev->kind == DP_SCHED_OPEN_FAILED &&
+       (ev->repeated & (ev->repeated - 1)) != 0))
+    return;
+  char line[1024];
+  if (ev->kind == DP_SCHED_OPENED && ev->recovered && !ev->laid_out)
+    snprintf(line, sizeof(line), "target \"%s\" (%s) is probing again.",
+             ev->target_name, ev->path);
+  else if (dp_event_log_line(ev, line, sizeof(line)) < 0)
+    return;
+  fprintf(stderr, "diskprobe watch: %s\n", line);
 }
 
 static int usage_error(const char *msg, const char *arg) {

@@ -213,16 +213,6 @@ static void test_plugin_options_and_duty(void **state) {
       dp_plugin_conf_set(&c, "SaturationThreshold", "0", err, sizeof(err)),
       -EINVAL);
   assert_non_null(strstr(err, "allowed 1 to 1000"));
-
-  const uint64_t s = 1000000000ull;
-  /* within budget: the configured interval stands */
-  assert_int_equal(dp_duty_interval_ns(60 * s, s, 2.0, 1), 60 * s);
-  /* 2 s busy at 2 %: at least 100 s */
-  assert_int_equal(dp_duty_interval_ns(60 * s, 2 * s, 2.0, 1), 100 * s);
-  /* two targets share the disk's budget: 200 s each */
-  assert_int_equal(dp_duty_interval_ns(60 * s, 2 * s, 2.0, 2), 200 * s);
-  /* 100 % means no stretching below busy time itself */
-  assert_int_equal(dp_duty_interval_ns(s, 3 * s, 100.0, 1), 3 * s);
 }
 
 int main(void) {

@@ -233,6 +233,8 @@ static void test_pace_arithmetic(void **state) {
   /* 100 %: as often as the probes fit */
   assert_int_equal(dp_sched_pace_ns(S(1), S(3), 100, 1), S(3));
   assert_int_equal(dp_sched_pace_ns(S(60), 0, 2, 1), S(60));
+  /* a round that hung for a day at 0.01 % is not paced for 27 years */
+  assert_int_equal(dp_sched_pace_ns(S(60), S(86400), 0.01, 1), S(30 * 86400));
 }
 
 static void test_splay_bounds(void **state) {
