@@ -28,6 +28,7 @@
 #include "conf.h"
 #include "devview.h"
 #include "events.h"
+#include "health.h"
 #include "scheduler.h"
 
 #include <errno.h>
@@ -45,6 +46,9 @@ typedef struct {
   c_complain_t *complaints; /* one per target, used by its worker */
   dp_sched_t *sched;
   dp_sched_sample_t *scratch; /* read callback: no allocation per read */
+  dp_health_t *health;        /* read thread only, after init */
+  char state_path[PATH_MAX];  /* the health state file */
+  uint64_t saved_ns;          /* when it was last written */
   uint64_t read_interval_ns;
   dp_devview_t *devview; /* read thread only, after init */
   size_t nworkers_seen;  /* workers whose disk the view watches */
@@ -273,12 +277,9 @@ static void diskprobe_submit(const char *instance, const char *type,
   plugin_dispatch_values(&vl);
 }
 
-static void diskprobe_submit_sample(const dp_sched_sample_t *s, cdtime_t now,
-                                    uint64_t mono) {
+static void diskprobe_submit_sample(const dp_sched_sample_t *s, cdtime_t tm) {
   const dp_result_t *r = &s->r;
   cdtime_t ivl = NS_TO_CDTIME_T(s->interval_ns);
-  /* when the probe finished, on collectd's clock */
-  cdtime_t tm = now - NS_TO_CDTIME_T(mono > s->done_ns ? mono - s->done_ns : 0);
   const char *in = s->target_name, *pn = s->probe_name;
   int measured = r->ops > 0;
   value_t v[7];
@@ -356,6 +357,124 @@ static void diskprobe_devstats_read(diskprobe_ctx_t *ctx, cdtime_t now,
   }
 }
 
+/* ---- health ------------------------------------------------------------ */
+
+#define DISKPROBE_SAVE_NS                                                      \
+  (600 * UINT64_C(1000000000)) /* state every 10 min                           \
+                                */
+
+static void diskprobe_health_notify(diskprobe_ctx_t *ctx, size_t i,
+                                    const dp_health_verdict_t *v, cdtime_t tm) {
+  dp_sched_target_state_t st;
+  dp_sched_target_state(ctx->sched, i, &st);
+  char words[800];
+  dp_health_describe(ctx->health, i, v, words, sizeof(words));
+  notification_t n = {.time = tm};
+  n.severity = v->level == DP_HEALTH_FAILURE   ? NOTIF_FAILURE
+               : v->level == DP_HEALTH_WARNING ? NOTIF_WARNING
+                                               : NOTIF_OKAY;
+  snprintf(n.message, sizeof(n.message), "diskprobe: host %s, device %s: %s",
+           hostname_g, st.device, words);
+  sstrncpy(n.host, hostname_g, sizeof(n.host));
+  sstrncpy(n.plugin, PLUGIN_NAME, sizeof(n.plugin));
+  sstrncpy(n.plugin_instance, ctx->targets[i].name, sizeof(n.plugin_instance));
+  sstrncpy(n.type, "health", sizeof(n.type));
+  sstrncpy(n.type_instance, dp_health_rule_name(v->why),
+           sizeof(n.type_instance));
+  plugin_dispatch_notification(&n);
+}
+
+/* Feeds a sample to the health verdict; after a round's last probe
+ * dispatches the verdict and notifies a change. */
+static void diskprobe_health_sample(diskprobe_ctx_t *ctx,
+                                    const dp_sched_sample_t *s, cdtime_t tm) {
+  dp_health_verdict_t v;
+  const dp_result_t *r = &s->r;
+  if (!dp_health_feed(ctx->health, s->target, s->probe, r->lat_p50_s,
+                      r->lat_mean_s, r->iops, r->stalled,
+                      r->err_io + r->err_short, s->last_in_round, &v))
+    return;
+  const dp_target_conf_t *tc = &ctx->targets[s->target];
+  cdtime_t ivl = NS_TO_CDTIME_T(s->interval_ns);
+  value_t x[3];
+#define ONE(type, ti, val)                                                     \
+  do {                                                                         \
+    x[0].gauge = (val);                                                        \
+    diskprobe_submit(tc->name, type, ti, x, 1, tm, ivl);                       \
+  } while (0)
+  ONE("health", "level", v.level);
+  for (int k = 0; k < DP_RULE_COUNT; k++)
+    ONE("health", dp_health_rule_name((dp_health_rule_t)k), v.rule[k]);
+  ONE("armed", "armed", v.armed);
+  ONE("slowdown", "round", v.slowdown);
+  ONE("peer_ratio", tc->probes[0].name, v.peer_ratio);
+  for (size_t k = 0; k < tc->nprobes; k++) {
+    ONE("slowdown", tc->probes[k].name, v.probe_slowdown[k]);
+    x[0].gauge = v.base_p50_s[k];
+    x[1].gauge = v.base_mean_s[k];
+    x[2].gauge = v.base_iops[k];
+    diskprobe_submit(tc->name, "probe_baseline", tc->probes[k].name, x, 3, tm,
+                     ivl);
+  }
+#undef ONE
+  if (v.changed)
+    diskprobe_health_notify(ctx, s->target, &v, tm);
+}
+
+static void diskprobe_health_save(diskprobe_ctx_t *ctx) {
+  int rc = dp_health_save(ctx->health, ctx->state_path);
+  if (rc < 0)
+    c_complain(LOG_WARNING, &ctx->ds_complaint,
+               PLUGIN_NAME " plugin: cannot write the health state file %s: "
+                           "%s",
+               ctx->state_path, strerror(-rc));
+  ctx->saved_ns = dp_now_ns();
+}
+
+/* The health verdict of every target: media class from the disk's sysfs,
+ * probes keyed by their job, baselines from the state file. */
+static int diskprobe_health_init(diskprobe_ctx_t *ctx) {
+  const char *disks[ctx->ntargets];
+  dp_sched_target_state_t st;
+  for (size_t i = 0; i < ctx->ntargets; i++) {
+    dp_sched_target_state(ctx->sched, i, &st);
+    disks[i] = st.disk;
+  }
+  int rc = dp_health_from_conf(&ctx->health, &ctx->conf, ctx->targets,
+                               ctx->ntargets, disks, "/sys");
+  if (rc < 0) {
+    ERROR(PLUGIN_NAME " plugin: cannot set up the health rules: %s",
+          strerror(-rc));
+    return -1;
+  }
+  for (size_t i = 0; i < ctx->ntargets; i++) {
+    const char *model;
+    dp_media_t m = dp_health_media(ctx->health, i, &model);
+    INFO(PLUGIN_NAME " plugin: target \"%s\": disk %s, media class %s%s%s.",
+         ctx->targets[i].name, disks[i], dp_media_name(m),
+         model[0] ? ", model " : "", model);
+  }
+  const char *dir = ctx->conf.state_dir[0] ? ctx->conf.state_dir
+                                           : global_option_get("BaseDir");
+  snprintf(ctx->state_path, sizeof(ctx->state_path),
+           "%s/diskprobe-health.state", dir ? dir : ".");
+  char err[256];
+  rc = dp_health_load(ctx->health, ctx->state_path, err, sizeof(err));
+  if (rc == -EINVAL)
+    WARNING(PLUGIN_NAME " plugin: ignoring the health state file %s: %s; "
+                        "baselines start afresh.",
+            ctx->state_path, err);
+  else if (rc < 0 && rc != -ENOENT)
+    WARNING(PLUGIN_NAME " plugin: cannot read the health state file %s: %s; "
+                        "baselines start afresh.",
+            ctx->state_path, strerror(-rc));
+  else if (rc == 0)
+    INFO(PLUGIN_NAME " plugin: health baselines restored from %s.",
+         ctx->state_path);
+  ctx->saved_ns = dp_now_ns();
+  return 0;
+}
+
 static int diskprobe_read(user_data_t *ud) {
   diskprobe_ctx_t *ctx = ud->data;
   cdtime_t now = cdtime(), ivl = plugin_get_interval();
@@ -364,8 +483,16 @@ static int diskprobe_read(user_data_t *ud) {
   diskprobe_devstats_read(ctx, now, ivl);
   size_t n =
       dp_sched_take(ctx->sched, ctx->scratch, dp_sched_max_samples(ctx->sched));
-  for (size_t k = 0; k < n; k++)
-    diskprobe_submit_sample(&ctx->scratch[k], now, mono);
+  for (size_t k = 0; k < n; k++) {
+    const dp_sched_sample_t *smp = &ctx->scratch[k];
+    /* when the probe finished, on collectd's clock */
+    cdtime_t tm =
+        now - NS_TO_CDTIME_T(mono > smp->done_ns ? mono - smp->done_ns : 0);
+    diskprobe_submit_sample(smp, tm);
+    diskprobe_health_sample(ctx, smp, tm);
+  }
+  if (mono - ctx->saved_ns > DISKPROBE_SAVE_NS)
+    diskprobe_health_save(ctx);
 
   for (size_t i = 0; i < ctx->ntargets; i++) {
     const char *tn = ctx->targets[i].name;
@@ -395,6 +522,7 @@ static void diskprobe_ctx_free(diskprobe_ctx_t *ctx) {
   free(ctx->complaints);
   free(ctx->scratch);
   dp_devview_free(ctx->devview);
+  dp_health_free(ctx->health);
   free(ctx->saturated);
   free(ctx);
 }
@@ -445,6 +573,8 @@ static int diskprobe_init(void) {
       calloc(dp_sched_max_samples(ctx->sched), sizeof(*ctx->scratch));
   if (ctx->scratch == NULL)
     return -1;
+  if (diskprobe_health_init(ctx) != 0)
+    return -1;
   if ((rc = dp_sched_start(ctx->sched)) < 0) {
     ERROR(PLUGIN_NAME " plugin: cannot start the probe workers: %s",
           strerror(-rc));
@@ -466,6 +596,8 @@ static int diskprobe_shutdown(void) {
          leaked ? ", leaving a worker stuck on a hung disk" : "");
     dp_sched_free(ctx->sched);
   }
+  if (ctx->health != NULL && !leaked)
+    diskprobe_health_save(ctx);
   if (leaked)
     return 0; /* a stuck worker still reads the targets' configuration */
   diskprobe_ctx_free(ctx);

@@ -39,6 +39,7 @@ typedef struct {
   uint64_t file_size_bytes;
   uint64_t interval_ns;
   uint64_t timeout_ns;
+  uint64_t ceiling_ns; /* LatencyCeiling; 0: the media class's default */
   dp_probe_conf_t probes[DP_PROBES_MAX];
   size_t nprobes;
 } dp_target_conf_t;
@@ -81,6 +82,9 @@ typedef struct {
   double duty_cycle_percent;
   int splay;
   double saturation_percent;
+  uint64_t arm_rounds;          /* ArmRounds */
+  uint64_t baseline_horizon_ns; /* BaselineHorizon */
+  char state_dir[PATH_MAX];     /* StateDir; "": collectd's BaseDir */
 } dp_plugin_conf_t;
 
 void dp_plugin_conf_init(dp_plugin_conf_t *c);

@@ -39,6 +39,18 @@ static int set_path(const dp_option_t *o, void *conf, const char *val,
   return 0;
 }
 
+static int set_state_dir(const dp_option_t *o, void *conf, const char *val,
+                         char *err, size_t len) {
+  dp_plugin_conf_t *c = conf;
+  if (val[0] != '/' || strlen(val) >= sizeof(c->state_dir) - 32)
+    return dp_option_errf(err, len, -EINVAL,
+                          "Option \"%s\": value \"%s\" is invalid: allowed "
+                          "an absolute path",
+                          o->key, val);
+  snprintf(c->state_dir, sizeof(c->state_dir), "%s", val);
+  return 0;
+}
+
 static const char *const patterns[] = {"randread", "seqread",   "randwrite",
                                        "seqwrite", "syncwrite", NULL};
 static const char *const bools[] = {"true", "false", NULL};
@@ -84,6 +96,33 @@ static const dp_option_t table[] = {
      .help = "utilisation above which a disk busy mostly with other I/O is "
              "marked `saturated`",
      AT(dp_plugin_conf_t, saturation_percent)},
+    {.key = "ArmRounds",
+     .scope = DP_SCOPE_PLUGIN,
+     .kind = DP_OPT_INTEGER,
+     .def = "20",
+     .min = 1,
+     .max = 1000,
+     .help = "rounds of history a target's baseline needs before the "
+             "relative health rules judge it (`armed`)",
+     AT(dp_plugin_conf_t, arm_rounds)},
+    {.key = "BaselineHorizon",
+     .scope = DP_SCOPE_PLUGIN,
+     .kind = DP_OPT_DURATION,
+     .def = "86400",
+     .min = 60,
+     .max = 7 * 86400,
+     .unit = "s",
+     .help = "how far back the health baselines reach (medians of the "
+             "healthy rounds of this long, at most 2880 rounds)",
+     AT(dp_plugin_conf_t, baseline_horizon_ns)},
+    {.key = "StateDir",
+     .scope = DP_SCOPE_PLUGIN,
+     .kind = DP_OPT_PATH,
+     .allowed_doc = "absolute path of a directory",
+     .default_doc = "collectd's `BaseDir`",
+     .help = "where the health baselines are kept across restarts "
+             "(`diskprobe-health.state`, written atomically)",
+     .set = set_state_dir},
     {.key = "DeviceStats",
      .scope = DP_SCOPE_PLUGIN,
      .kind = DP_OPT_LIST,
@@ -144,6 +183,19 @@ static const dp_option_t table[] = {
      .unit = "s",
      .help = "an I/O older than this marks the target stalled",
      AT(dp_target_conf_t, timeout_ns)},
+    {.key = "LatencyCeiling",
+     .scope = DP_SCOPE_TARGET,
+     .kind = DP_OPT_DURATION,
+     .def = "0",
+     .min = 0,
+     .max = 60,
+     .unit = "s",
+     .default_doc = "`0`: by media class",
+     .help = "the first probe's p50 above this for 3 rounds in a row is a "
+             "WARNING (`health` rule `ceiling`), armed or not. Defaults: "
+             "NVMe 2 ms, SSD 5 ms, virtual or network disk 20 ms, HDD and "
+             "unknown 50 ms",
+     AT(dp_target_conf_t, ceiling_ns)},
     {.key = "Probe",
      .scope = DP_SCOPE_TARGET,
      .kind = DP_OPT_BLOCK,

@@ -111,7 +111,10 @@ static void test_range_ends(void **state) {
     case DP_OPT_REAL:
       snprintf(lo, sizeof(lo), "%g", o->min);
       snprintf(hi, sizeof(hi), "%g", o->max);
-      snprintf(below, sizeof(below), "%g", o->min * 0.5);
+      if (o->min > 0)
+        snprintf(below, sizeof(below), "%g", o->min * 0.5);
+      else /* 0 allowed: a negative number is what is below */
+        snprintf(below, sizeof(below), "-1");
       snprintf(above, sizeof(above), "%g", o->max * 1.5);
       break;
     default:
@@ -172,12 +175,13 @@ static void test_keys_and_reference(void **state) {
   (void)state;
   char keys[256];
   dp_options_keys(DP_SCOPE_TARGET, keys, sizeof(keys));
-  assert_string_equal(keys, "Path, Device, FileSize, ProbeInterval, Timeout "
-                            "and <Probe> blocks");
+  assert_string_equal(keys, "Path, Device, FileSize, ProbeInterval, Timeout, "
+                            "LatencyCeiling and <Probe> blocks");
   dp_options_keys(DP_SCOPE_PROBE, keys, sizeof(keys));
   assert_string_equal(keys, "Pattern, BlockSize, QueueDepth, Duration, MaxOps");
   dp_options_keys(DP_SCOPE_PLUGIN, keys, sizeof(keys));
   assert_string_equal(keys, "DutyCycle, Splay, SaturationThreshold, "
+                            "ArmRounds, BaselineHorizon, StateDir, "
                             "DeviceStats and <Target> blocks");
 
   char *md = NULL;

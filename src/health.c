@@ -1,0 +1,801 @@
+/* health.c - see health.h for the rules and their arithmetic. */
+#include "health.h"
+#include "conf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HIST_N 10 /* rounds of S remembered for k-of-n rules */
+#define NAME_MAX_ 64
+#define KEY_MAX_ 64
+
+enum { ST_P50, ST_MEAN, ST_IOPS, ST_COUNT };
+
+typedef struct {
+  float *v; /* ring of horizon values, oldest at head */
+  unsigned head, n;
+} ring_t;
+
+typedef struct {
+  char name[NAME_MAX_], key[KEY_MAX_];
+  ring_t st[ST_COUNT];
+} probe_t;
+
+typedef struct {
+  char name[NAME_MAX_];
+  int set;
+  size_t nprobes;
+  probe_t probes[DP_HEALTH_PROBES_MAX];
+  dp_media_t media;
+  char model[64];
+  double ceiling_s;
+  /* rule state */
+  double s_hist[HIST_N], u_hist[HIST_N]; /* newest at [0] */
+  unsigned nhist;
+  dp_health_level_t base_held;
+  unsigned clear_run, ceil_run, ceil_clear_run, peer_run, peer_clear_run;
+  int ceil_on, peer_on;
+  dp_health_level_t level;
+  double last_p50; /* first probe's p50 of the latest round, for peers */
+  dp_health_obs_t pending[DP_HEALTH_PROBES_MAX]; /* dp_health_feed's round */
+  int pending_any;
+} target_t;
+
+struct dp_health {
+  dp_health_conf_t c;
+  size_t n;
+  target_t *t;
+  float *scratch; /* horizon floats, for medians */
+};
+
+static const char *const rule_names[DP_RULE_COUNT] = {
+    "baseline", "ceiling", "peers", "stall", "errors"};
+static const char *const level_names[] = {"ok", "warning", "failure"};
+static const char *const media_names[DP_MEDIA_COUNT] = {
+    "unknown", "nvme", "ssd", "hdd", "virtual"};
+static const double media_ceilings[DP_MEDIA_COUNT] = {0.050, 0.002, 0.005,
+                                                      0.050, 0.020};
+
+const char *dp_health_rule_name(dp_health_rule_t r) {
+  return r < DP_RULE_COUNT ? rule_names[r] : "?";
+}
+const char *dp_health_level_name(dp_health_level_t l) {
+  return l <= DP_HEALTH_FAILURE ? level_names[l] : "?";
+}
+const char *dp_media_name(dp_media_t m) {
+  return m < DP_MEDIA_COUNT ? media_names[m] : "?";
+}
+double dp_media_ceiling_s(dp_media_t m) {
+  return m < DP_MEDIA_COUNT ? media_ceilings[m] : media_ceilings[0];
+}
+
+/* ---- media class from sysfs ---------------------------------------------
+ */
+
+static int read_line(const char *path, char *buf, size_t len) {
+  FILE *f = fopen(path, "re");
+  if (f == NULL)
+    return -errno;
+  int ok = fgets(buf, (int)len, f) != NULL;
+  fclose(f);
+  if (!ok)
+    return -EIO;
+  size_t n = strlen(buf);
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+    buf[--n] = '\0';
+  return 0;
+}
+
+dp_media_t dp_media_classify_at(const char *sysroot, const char *disk,
+                                char *model, size_t model_len) {
+  char p[512], buf[256];
+  if (model_len > 0)
+    model[0] = '\0';
+  snprintf(p, sizeof(p), "%s/block/%s/device/model", sysroot, disk);
+  if (model_len > 0 && read_line(p, buf, sizeof(buf)) == 0)
+    snprintf(model, model_len, "%s", buf);
+  if (strncmp(disk, "nvme", 4) == 0)
+    return DP_MEDIA_NVME;
+  /* the driver behind the disk: virtio_blk, xen-blkfront, an iSCSI
+   * session (its device path holds "session") */
+  snprintf(p, sizeof(p), "%s/block/%s/device/driver", sysroot, disk);
+  ssize_t n = readlink(p, buf, sizeof(buf) - 1);
+  if (n > 0) {
+    buf[n] = '\0';
+    if (strstr(buf, "virtio") || strstr(buf, "xen") || strstr(buf, "vbd"))
+      return DP_MEDIA_VIRTUAL;
+  }
+  snprintf(p, sizeof(p), "%s/block/%s", sysroot, disk);
+  n = readlink(p, buf, sizeof(buf) - 1);
+  if (n > 0) {
+    buf[n] = '\0';
+    if (strstr(buf, "/session") || strstr(buf, "virtio") ||
+        strstr(buf, "/nbd") || strstr(buf, "/rbd"))
+      return DP_MEDIA_VIRTUAL;
+  }
+  if (strncmp(disk, "vd", 2) == 0 || strncmp(disk, "xvd", 3) == 0 ||
+      strncmp(disk, "nbd", 3) == 0 || strncmp(disk, "rbd", 3) == 0)
+    return DP_MEDIA_VIRTUAL;
+  snprintf(p, sizeof(p), "%s/block/%s/queue/rotational", sysroot, disk);
+  if (read_line(p, buf, sizeof(buf)) == 0)
+    return strcmp(buf, "1") == 0 ? DP_MEDIA_HDD : DP_MEDIA_SSD;
+  return DP_MEDIA_UNKNOWN;
+}
+
+/* ---- construction -------------------------------------------------------
+ */
+
+void dp_health_conf_init(dp_health_conf_t *c) {
+  memset(c, 0, sizeof(*c));
+  c->horizon_rounds = 1440;
+  c->arm_rounds = 20;
+  c->warn_fast = 4.0;
+  c->warn = 2.2;
+  c->warn_slow = 1.5;
+  c->warn_slow_k = 7;
+  c->warn_slow_n = 10;
+  c->fail = 8.0;
+  c->clear = 1.3;
+  c->peer_ratio = 3.0;
+  c->ceiling_rounds = 3;
+  c->peer_rounds = 3;
+  c->clear_rounds = 3;
+}
+
+int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
+  *out = NULL;
+  if (n == 0 || c->horizon_rounds == 0 ||
+      c->horizon_rounds > DP_HEALTH_HORIZON_MAX || c->arm_rounds == 0 ||
+      c->arm_rounds > c->horizon_rounds || c->warn_slow_n > HIST_N ||
+      c->warn_slow_k == 0 || c->warn_slow_k > c->warn_slow_n ||
+      !(c->clear >= 1) || !(c->warn_slow > c->clear) ||
+      !(c->warn >= c->warn_slow) || !(c->warn_fast >= c->warn) ||
+      !(c->fail >= c->warn_fast) || c->ceiling_rounds == 0 ||
+      c->ceiling_rounds > HIST_N || c->clear_rounds == 0 ||
+      c->clear_rounds > HIST_N || c->peer_rounds == 0 || !(c->peer_ratio > 1))
+    return -EINVAL;
+  dp_health_t *h = calloc(1, sizeof(*h));
+  if (h == NULL)
+    return -ENOMEM;
+  h->c = *c;
+  h->n = n;
+  h->t = calloc(n, sizeof(*h->t));
+  h->scratch = calloc(c->horizon_rounds, sizeof(float));
+  if (h->t == NULL || h->scratch == NULL) {
+    dp_health_free(h);
+    return -ENOMEM;
+  }
+  *out = h;
+  return 0;
+}
+
+void dp_health_free(dp_health_t *h) {
+  if (h == NULL)
+    return;
+  for (size_t i = 0; h->t && i < h->n; i++)
+    for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
+      for (int s = 0; s < ST_COUNT; s++)
+        free(h->t[i].probes[k].st[s].v);
+  free(h->t);
+  free(h->scratch);
+  free(h);
+}
+
+int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
+                         size_t nprobes, const char *const *probe_names,
+                         const char *const *probe_keys, dp_media_t media,
+                         const char *model, double ceiling_s) {
+  if (i >= h->n || nprobes == 0 || nprobes > DP_HEALTH_PROBES_MAX)
+    return -EINVAL;
+  target_t *t = &h->t[i];
+  snprintf(t->name, sizeof(t->name), "%s", name);
+  t->nprobes = nprobes;
+  for (size_t k = 0; k < nprobes; k++) {
+    probe_t *p = &t->probes[k];
+    snprintf(p->name, sizeof(p->name), "%s", probe_names[k]);
+    snprintf(p->key, sizeof(p->key), "%s", probe_keys[k]);
+    for (int s = 0; s < ST_COUNT; s++) {
+      free(p->st[s].v);
+      p->st[s].head = p->st[s].n = 0;
+      if ((p->st[s].v = calloc(h->c.horizon_rounds, sizeof(float))) == NULL)
+        return -ENOMEM;
+    }
+  }
+  t->media = media;
+  snprintf(t->model, sizeof(t->model), "%s", model ? model : "");
+  t->ceiling_s = ceiling_s > 0 ? ceiling_s : dp_media_ceiling_s(media);
+  t->last_p50 = NAN;
+  t->set = 1;
+  return 0;
+}
+
+int dp_health_from_conf(dp_health_t **out, const void *plugin_conf,
+                        const void *targets, size_t n, const char *const *disks,
+                        const char *sysroot) {
+  const dp_plugin_conf_t *pc = plugin_conf;
+  const dp_target_conf_t *tc = targets;
+  dp_health_conf_t hc;
+  dp_health_conf_init(&hc);
+  uint64_t shortest = UINT64_MAX;
+  for (size_t i = 0; i < n; i++)
+    if (tc[i].interval_ns < shortest)
+      shortest = tc[i].interval_ns;
+  uint64_t rounds = shortest ? pc->baseline_horizon_ns / shortest : 0;
+  hc.arm_rounds = (unsigned)pc->arm_rounds;
+  hc.horizon_rounds = rounds > DP_HEALTH_HORIZON_MAX ? DP_HEALTH_HORIZON_MAX
+                      : rounds < hc.arm_rounds       ? hc.arm_rounds
+                                                     : (unsigned)rounds;
+  int rc = dp_health_new(out, &hc, n);
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    const char *names[DP_PROBES_MAX], *keys[DP_PROBES_MAX];
+    char keybuf[DP_PROBES_MAX][64], model[64];
+    for (size_t k = 0; k < tc[i].nprobes; k++) {
+      const dp_probe_conf_t *p = &tc[i].probes[k];
+      snprintf(keybuf[k], sizeof(keybuf[k]), "%s/%u/%u",
+               dp_pattern_name(p->pattern), p->block_size, p->queue_depth);
+      names[k] = p->name;
+      keys[k] = keybuf[k];
+    }
+    dp_media_t m =
+        dp_media_classify_at(sysroot, disks[i], model, sizeof(model));
+    rc = dp_health_set_target(*out, i, tc[i].name, tc[i].nprobes, names, keys,
+                              m, model, (double)tc[i].ceiling_ns / 1e9);
+  }
+  if (rc != 0) {
+    dp_health_free(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+dp_media_t dp_health_media(const dp_health_t *h, size_t i, const char **model) {
+  if (model)
+    *model = h->t[i].model;
+  return h->t[i].media;
+}
+
+/* ---- baselines ----------------------------------------------------------
+ */
+
+static void ring_add(ring_t *r, unsigned cap, float x) {
+  if (r->n < cap) {
+    r->v[(r->head + r->n++) % cap] = x;
+  } else {
+    r->v[r->head] = x;
+    r->head = (r->head + 1) % cap;
+  }
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of a ring (NaN when empty). Sorting 1,440 floats a round is
+ * a few tens of microseconds: not worth a cleverer structure. */
+static double ring_median(const dp_health_t *h, const ring_t *r) {
+  if (r->n == 0)
+    return NAN;
+  memcpy(h->scratch, r->v, r->n * sizeof(float));
+  qsort(h->scratch, r->n, sizeof(float), cmp_float);
+  return r->n % 2 ? h->scratch[r->n / 2]
+                  : 0.5 * (h->scratch[r->n / 2 - 1] + h->scratch[r->n / 2]);
+}
+
+static int usable(const dp_health_obs_t *o) {
+  return !o->stalled && o->errors == 0 && o->p50_s > 0 && o->mean_s > 0 &&
+         o->iops > 0 && isfinite(o->p50_s) && isfinite(o->mean_s) &&
+         isfinite(o->iops);
+}
+
+/* ---- rules --------------------------------------------------------------
+ */
+
+/* Remembers a round's S and max u, newest first. */
+static void push(target_t *t, double s, double u) {
+  memmove(t->s_hist + 1, t->s_hist, (HIST_N - 1) * sizeof(double));
+  memmove(t->u_hist + 1, t->u_hist, (HIST_N - 1) * sizeof(double));
+  t->s_hist[0] = s;
+  t->u_hist[0] = u;
+  if (t->nhist < HIST_N)
+    t->nhist++;
+}
+
+/* How many of the newest n entries are >= m (NaN never is). */
+static unsigned at_least(const double *hist, unsigned have, unsigned n,
+                         double m) {
+  unsigned c = 0;
+  for (unsigned i = 0; i < n && i < have; i++)
+    c += hist[i] >= m;
+  return c;
+}
+
+static double second_largest(const double *x, size_t n) {
+  double a = -INFINITY, b = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    if (!(x[i] == x[i]))
+      continue;
+    if (x[i] > a) {
+      b = a;
+      a = x[i];
+    } else if (x[i] > b) {
+      b = x[i];
+    }
+  }
+  return n >= 2 ? b : a;
+}
+
+/* The baseline rule's level after this round's S and u (armed only). */
+static dp_health_level_t baseline_rule(const dp_health_t *h, target_t *t,
+                                       const char **detail) {
+  const dp_health_conf_t *c = &h->c;
+  const double *s = t->s_hist, *u = t->u_hist;
+  unsigned n = t->nhist;
+  dp_health_level_t fired = DP_HEALTH_OK;
+  if (at_least(s, n, 3, c->fail) == 3 && n >= 3) {
+    fired = DP_HEALTH_FAILURE;
+    *detail = "fail";
+  } else if (n >= 2 && at_least(s, n, 2, c->warn_fast) == 2) {
+    fired = DP_HEALTH_WARNING;
+    *detail = "warn-fast";
+  } else if (n >= 3 && at_least(s, n, 3, c->warn) == 3) {
+    fired = DP_HEALTH_WARNING;
+    *detail = "warn";
+  } else if (u[0] >= c->warn_slow &&
+             at_least(u, n, c->warn_slow_n, c->warn_slow) >= c->warn_slow_k) {
+    fired = DP_HEALTH_WARNING;
+    *detail = "warn-slow";
+  }
+  /* hysteresis: a rule that fired holds WARNING until S stays low */
+  t->clear_run = s[0] < c->clear ? t->clear_run + 1 : 0;
+  if (fired > DP_HEALTH_OK)
+    t->base_held = DP_HEALTH_WARNING;
+  else if (t->base_held && t->clear_run >= c->clear_rounds)
+    t->base_held = DP_HEALTH_OK;
+  if (fired == DP_HEALTH_OK && t->base_held) {
+    *detail = "held";
+    return t->base_held;
+  }
+  return fired;
+}
+
+/* A rule that is on after `on_rounds` rounds of `bad` in a row and off
+ * after as many rounds of `good` in a row. */
+static int latch(int on, int bad, int good, unsigned *run, unsigned *clear,
+                 unsigned rounds) {
+  *run = bad ? *run + 1 : 0;
+  *clear = good ? *clear + 1 : 0;
+  if (!on && *run >= rounds)
+    return 1;
+  if (on && *clear >= rounds)
+    return 0;
+  return on;
+}
+
+static double peer_median(const dp_health_t *h, size_t i, unsigned *npeers) {
+  const target_t *me = &h->t[i];
+  double v[256];
+  unsigned n = 0;
+  for (size_t k = 0; k < h->n && n < 256; k++) {
+    const target_t *o = &h->t[k];
+    if (k == i || !o->set || o->media != me->media ||
+        strcmp(o->model, me->model) != 0 || !(o->last_p50 > 0))
+      continue;
+    v[n++] = o->last_p50;
+  }
+  *npeers = n;
+  if (n < 2)
+    return NAN;
+  for (unsigned a = 1; a < n; a++) /* insertion sort: a host's disks */
+    for (unsigned b = a; b > 0 && v[b - 1] > v[b]; b--) {
+      double x = v[b];
+      v[b] = v[b - 1];
+      v[b - 1] = x;
+    }
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
+                     dp_health_verdict_t *v) {
+  const dp_health_conf_t *c = &h->c;
+  target_t *t = &h->t[i];
+  memset(v, 0, sizeof(*v));
+  v->prev_level = t->level;
+  v->why_detail = "";
+  v->peer_ratio = NAN;
+  v->ceiling_s = t->ceiling_s;
+
+  /* baselines as they stood before this round */
+  double u[DP_HEALTH_PROBES_MAX], b[DP_HEALTH_PROBES_MAX];
+  unsigned learned = UINT32_MAX;
+  int stalled = 0, errors = 0;
+  for (size_t k = 0; k < t->nprobes; k++) {
+    probe_t *p = &t->probes[k];
+    const dp_health_obs_t *o = &obs[k];
+    v->base_p50_s[k] = ring_median(h, &p->st[ST_P50]);
+    v->base_mean_s[k] = ring_median(h, &p->st[ST_MEAN]);
+    v->base_iops[k] = ring_median(h, &p->st[ST_IOPS]);
+    if (p->st[ST_P50].n < learned)
+      learned = p->st[ST_P50].n;
+    stalled |= o->stalled;
+    errors |= o->errors > 0;
+    v->p50_s[k] = o->p50_s;
+    v->iops[k] = o->iops;
+    u[k] = b[k] = NAN;
+    if (usable(o) && v->base_p50_s[k] > 0) {
+      u[k] = o->p50_s / v->base_p50_s[k];
+      double bm = o->mean_s / v->base_mean_s[k];
+      double bi = v->base_iops[k] / o->iops;
+      b[k] = bm < bi ? bm : bi;
+    } else if (o->stalled || (o->iops == 0 && v->base_iops[k] > 0)) {
+      u[k] = b[k] = INFINITY; /* nothing completed: slower than anything */
+    }
+  }
+  v->baseline_rounds = learned == UINT32_MAX ? 0 : learned;
+  v->armed = v->baseline_rounds >= c->arm_rounds;
+
+  /* the baseline rule */
+  dp_health_level_t base = DP_HEALTH_OK;
+  const char *base_detail = "";
+  v->slowdown = v->slowdown_uniform = NAN;
+  for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
+    v->probe_slowdown[k] = NAN;
+  if (v->armed) {
+    double umax = -INFINITY, worst = -INFINITY;
+    for (size_t k = 0; k < t->nprobes; k++) {
+      double s = u[k] > b[k] || !(b[k] == b[k]) ? u[k] : b[k];
+      v->probe_slowdown[k] = s;
+      if (u[k] > umax)
+        umax = u[k];
+      if (s > worst) {
+        worst = s;
+        v->worst_probe = k;
+      }
+    }
+    double bb = second_largest(b, t->nprobes);
+    v->slowdown_uniform = umax;
+    v->slowdown = umax > bb ? umax : bb;
+    if (!(v->slowdown == v->slowdown))
+      v->slowdown = NAN;
+    push(t, v->slowdown, v->slowdown_uniform);
+    base = baseline_rule(h, t, &base_detail);
+  }
+
+  /* the ceiling: the first probe's p50 against the class's */
+  double p50 = obs[0].p50_s;
+  int slow = (usable(&obs[0]) && p50 > t->ceiling_s) || obs[0].stalled;
+  int fine = usable(&obs[0]) && p50 < t->ceiling_s / 1.5;
+  t->ceil_on = latch(t->ceil_on, slow, fine, &t->ceil_run, &t->ceil_clear_run,
+                     c->ceiling_rounds);
+
+  /* peers: against the others' latest rounds */
+  t->last_p50 = usable(&obs[0]) ? p50 : NAN;
+  unsigned npeers;
+  double pm = peer_median(h, i, &npeers);
+  if (pm > 0 && t->last_p50 > 0) {
+    v->peer_ratio = t->last_p50 / pm;
+    t->peer_on = latch(t->peer_on, v->peer_ratio >= c->peer_ratio,
+                       v->peer_ratio < c->peer_ratio / 1.5, &t->peer_run,
+                       &t->peer_clear_run, c->peer_rounds);
+  } else {
+    t->peer_on = 0;
+    t->peer_run = t->peer_clear_run = 0;
+  }
+
+  v->rule[DP_RULE_BASELINE] = base;
+  v->rule[DP_RULE_CEILING] = t->ceil_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
+  v->rule[DP_RULE_PEERS] = t->peer_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
+  v->rule[DP_RULE_STALL] = stalled ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
+  v->rule[DP_RULE_ERRORS] = errors ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
+  v->level = DP_HEALTH_OK;
+  v->why = DP_RULE_BASELINE;
+  for (int r = 0; r < DP_RULE_COUNT; r++)
+    if (v->rule[r] > v->level) {
+      v->level = v->rule[r];
+      v->why = (dp_health_rule_t)r;
+    }
+  v->why_detail =
+      v->why == DP_RULE_BASELINE ? base_detail : dp_health_rule_name(v->why);
+  v->changed = v->level != v->prev_level;
+  t->level = v->level;
+
+  /* learn only healthy rounds: a degradation is never the new normal */
+  if (v->rule[DP_RULE_BASELINE] == DP_HEALTH_OK && !stalled && !errors)
+    for (size_t k = 0; k < t->nprobes; k++)
+      if (usable(&obs[k])) {
+        probe_t *p = &t->probes[k];
+        ring_add(&p->st[ST_P50], c->horizon_rounds, (float)obs[k].p50_s);
+        ring_add(&p->st[ST_MEAN], c->horizon_rounds, (float)obs[k].mean_s);
+        ring_add(&p->st[ST_IOPS], c->horizon_rounds, (float)obs[k].iops);
+      }
+}
+
+static void pending_reset(target_t *t) {
+  for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
+    t->pending[k] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0};
+  t->pending_any = 0;
+}
+
+int dp_health_feed(dp_health_t *h, size_t i, size_t probe, double p50_s,
+                   double mean_s, double iops, int stalled, uint64_t errors,
+                   int last_in_round, dp_health_verdict_t *v) {
+  target_t *t = &h->t[i];
+  if (!t->pending_any)
+    pending_reset(t);
+  t->pending_any = 1;
+  if (probe < t->nprobes)
+    t->pending[probe] = (dp_health_obs_t){p50_s, mean_s, iops, stalled, errors};
+  if (!last_in_round)
+    return 0;
+  dp_health_obs_t obs[DP_HEALTH_PROBES_MAX];
+  memcpy(obs, t->pending, sizeof(obs));
+  pending_reset(t);
+  dp_health_round(h, i, obs, v);
+  return 1;
+}
+
+/* ---- words ----------------------------------------------------------------
+ */
+
+/* Seconds as "1.21 ms" / "118 us" / "2.5 s". */
+static void fmt_s(double x, char *buf, size_t len) {
+  if (!(x == x))
+    snprintf(buf, len, "?");
+  else if (x >= 1)
+    snprintf(buf, len, "%.3g s", x);
+  else if (x >= 1e-3)
+    snprintf(buf, len, "%.3g ms", x * 1e3);
+  else
+    snprintf(buf, len, "%.3g us", x * 1e6);
+}
+
+void dp_health_describe(const dp_health_t *h, size_t i,
+                        const dp_health_verdict_t *v, char *buf, size_t len) {
+  const target_t *t = &h->t[i];
+  const dp_health_conf_t *c = &h->c;
+  const char *lvl = v->level == DP_HEALTH_FAILURE   ? "FAILURE"
+                    : v->level == DP_HEALTH_WARNING ? "WARNING"
+                                                    : "OKAY";
+  size_t k = v->worst_probe;
+  char now[32], base[32], thr[160];
+  fmt_s(t->last_p50, now, sizeof(now));
+  thr[0] = '\0';
+  if (v->level == DP_HEALTH_OK) {
+    snprintf(buf, len,
+             "target %s (%s): OKAY: back to its baseline (slowdown %.2fx)",
+             t->name, dp_media_name(t->media), v->slowdown);
+    return;
+  }
+  switch (v->why) {
+  case DP_RULE_BASELINE:
+    if (strcmp(v->why_detail, "warn-fast") == 0)
+      snprintf(thr, sizeof(thr), "threshold %gx in 2 of 2 rounds",
+               c->warn_fast);
+    else if (strcmp(v->why_detail, "warn") == 0)
+      snprintf(thr, sizeof(thr), "threshold %gx in 3 of 3 rounds", c->warn);
+    else if (strcmp(v->why_detail, "warn-slow") == 0)
+      snprintf(thr, sizeof(thr), "threshold %gx (p50) in %u of %u rounds",
+               c->warn_slow, c->warn_slow_k, c->warn_slow_n);
+    else if (strcmp(v->why_detail, "fail") == 0)
+      snprintf(thr, sizeof(thr), "threshold %gx in 3 of 3 rounds", c->fail);
+    else
+      snprintf(thr, sizeof(thr), "held until %u rounds below %gx",
+               c->clear_rounds, c->clear);
+    fmt_s(v->base_p50_s[k], base, sizeof(base));
+    fmt_s(v->p50_s[k], now, sizeof(now));
+    snprintf(buf, len,
+             "target %s (%s): %s by %s: probe %s at %.2fx its baseline (p50 "
+             "%s vs %s, IOPS %.0f vs %.0f); %s",
+             t->name, dp_media_name(t->media), lvl, v->why_detail,
+             t->probes[k].name, v->probe_slowdown[k], now, base, v->iops[k],
+             v->base_iops[k], thr);
+    return;
+  case DP_RULE_CEILING:
+    fmt_s(v->ceiling_s, base, sizeof(base));
+    snprintf(buf, len,
+             "target %s (%s): %s by ceiling: probe %s p50 %s above the "
+             "ceiling %s for %u rounds",
+             t->name, dp_media_name(t->media), lvl, t->probes[0].name, now,
+             base, c->ceiling_rounds);
+    return;
+  case DP_RULE_PEERS:
+    snprintf(buf, len,
+             "target %s (%s%s%s): %s by peers: probe %s p50 %s, %.2fx the "
+             "median of its peers for %u rounds (threshold %gx)",
+             t->name, dp_media_name(t->media), t->model[0] ? ", " : "",
+             t->model, lvl, t->probes[0].name, now, v->peer_ratio,
+             c->peer_rounds, c->peer_ratio);
+    return;
+  case DP_RULE_STALL:
+  case DP_RULE_ERRORS:
+  default:
+    snprintf(buf, len, "target %s (%s): %s by %s", t->name,
+             dp_media_name(t->media), lvl,
+             v->why == DP_RULE_STALL ? "stall: I/O stalled"
+                                     : "errors: I/O errors");
+    return;
+  }
+}
+
+/* ---- state file ---------------------------------------------------------
+ */
+
+static const char *const st_names[ST_COUNT] = {"p50", "mean", "iops"};
+
+int dp_health_save(const dp_health_t *h, const char *path) {
+  char tmp[4096];
+  if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+    return -ENAMETOOLONG;
+  int fd =
+      open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return -errno;
+  FILE *f = fdopen(fd, "w");
+  if (f == NULL) {
+    int e = errno;
+    close(fd);
+    unlink(tmp);
+    return -e;
+  }
+  fprintf(f, "diskprobe-health 1\n");
+  for (size_t i = 0; i < h->n; i++) {
+    const target_t *t = &h->t[i];
+    if (!t->set)
+      continue;
+    for (size_t k = 0; k < t->nprobes; k++) {
+      const probe_t *p = &t->probes[k];
+      fprintf(f, "probe %s %s %s %u\n", t->name, p->name, p->key,
+              p->st[ST_P50].n);
+      for (int s = 0; s < ST_COUNT; s++) {
+        const ring_t *r = &p->st[s];
+        fprintf(f, "%s", st_names[s]);
+        for (unsigned j = 0; j < r->n; j++)
+          fprintf(f, " %.6g",
+                  (double)r->v[(r->head + j) % h->c.horizon_rounds]);
+        fprintf(f, "\n");
+      }
+    }
+  }
+  fprintf(f, "end\n");
+  int rc = fflush(f) == 0 && fsync(fd) == 0 ? 0 : -errno;
+  if (fclose(f) != 0 && rc == 0)
+    rc = -errno;
+  if (rc == 0 && rename(tmp, path) != 0)
+    rc = -errno;
+  if (rc != 0)
+    unlink(tmp);
+  return rc;
+}
+
+static target_t *find_target(dp_health_t *h, const char *name) {
+  for (size_t i = 0; i < h->n; i++)
+    if (h->t[i].set && strcmp(h->t[i].name, name) == 0)
+      return &h->t[i];
+  return NULL;
+}
+
+/* One "<stat> v v v" line into vals (at most max), or -1. */
+static int parse_values(char *line, const char *want, float *vals,
+                        unsigned max) {
+  char *save = NULL, *tok = strtok_r(line, " \n", &save);
+  if (tok == NULL || strcmp(tok, want) != 0)
+    return -1;
+  unsigned n = 0;
+  while ((tok = strtok_r(NULL, " \n", &save)) != NULL) {
+    char *end;
+    double x = strtod(tok, &end);
+    if (*end != '\0' || !(x > 0) || !isfinite(x) || n >= max)
+      return -1;
+    vals[n++] = (float)x;
+  }
+  return (int)n;
+}
+
+typedef struct {
+  probe_t *p;
+  unsigned n;
+  float *v[ST_COUNT];
+} pending_t;
+
+int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen) {
+  FILE *f = fopen(path, "re");
+  if (f == NULL)
+    return -errno;
+  size_t cap = 64 + 32 * (size_t)h->c.horizon_rounds;
+  char *line = malloc(cap);
+  size_t npend = 0, maxpend = 0;
+  for (size_t i = 0; i < h->n; i++)
+    maxpend += h->t[i].nprobes;
+  pending_t *pend = calloc(maxpend + 1, sizeof(*pend));
+  int rc = 0;
+  unsigned lineno = 0;
+#define BAD(...)                                                               \
+  do {                                                                         \
+    snprintf(err, errlen, __VA_ARGS__);                                        \
+    rc = -EINVAL;                                                              \
+    goto out;                                                                  \
+  } while (0)
+  if (line == NULL || pend == NULL) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  if (!fgets(line, (int)cap, f) || strcmp(line, "diskprobe-health 1\n") != 0)
+    BAD("line 1: not a diskprobe health state file of version 1");
+  lineno = 1;
+  int ended = 0;
+  while (fgets(line, (int)cap, f) != NULL) {
+    lineno++;
+    if (strchr(line, '\n') == NULL)
+      BAD("line %u: too long", lineno);
+    if (strcmp(line, "end\n") == 0) {
+      ended = 1;
+      break;
+    }
+    char tname[NAME_MAX_], pname[NAME_MAX_], key[KEY_MAX_];
+    unsigned n;
+    if (sscanf(line, "probe %63s %63s %63s %u", tname, pname, key, &n) != 4)
+      BAD("line %u: expected \"probe TARGET PROBE KEY N\"", lineno);
+    if (n > DP_HEALTH_HORIZON_MAX)
+      BAD("line %u: %u values, more than %u", lineno, n, DP_HEALTH_HORIZON_MAX);
+    target_t *t = find_target(h, tname);
+    probe_t *p = NULL;
+    for (size_t k = 0; t && k < t->nprobes && !p; k++)
+      if (strcmp(t->probes[k].name, pname) == 0 &&
+          strcmp(t->probes[k].key, key) == 0)
+        p = &t->probes[k];
+    pending_t pe = {.p = p, .n = n};
+    for (int s = 0; s < ST_COUNT; s++) {
+      lineno++;
+      if (!fgets(line, (int)cap, f))
+        BAD("line %u: the file ends inside a probe", lineno);
+      float *vals = malloc((n ? n : 1) * sizeof(float));
+      if (vals == NULL) {
+        rc = -ENOMEM;
+        goto out;
+      }
+      int got = parse_values(line, st_names[s], vals, n);
+      if (got != (int)n) {
+        free(vals);
+        for (int q = 0; q < s; q++)
+          free(pe.v[q]);
+        BAD("line %u: expected %u positive values of %s", lineno, n,
+            st_names[s]);
+      }
+      pe.v[s] = vals;
+    }
+    if (p != NULL && npend < maxpend) {
+      pend[npend++] = pe;
+    } else {
+      for (int s = 0; s < ST_COUNT; s++)
+        free(pe.v[s]);
+    }
+  }
+  if (!ended)
+    BAD("line %u: no \"end\" line (a truncated file)", lineno);
+  /* all of it parsed: only now change the baselines */
+  for (size_t j = 0; j < npend; j++) {
+    pending_t *pe = &pend[j];
+    unsigned cap_r = h->c.horizon_rounds;
+    unsigned skip = pe->n > cap_r ? pe->n - cap_r : 0; /* keep the newest */
+    for (int s = 0; s < ST_COUNT; s++) {
+      ring_t *r = &pe->p->st[s];
+      r->head = r->n = 0;
+      for (unsigned q = skip; q < pe->n; q++)
+        ring_add(r, cap_r, pe->v[s][q]);
+    }
+  }
+out:
+#undef BAD
+  for (size_t j = 0; pend && j < npend; j++)
+    for (int s = 0; s < ST_COUNT; s++)
+      free(pend[j].v[s]);
+  free(pend);
+  free(line);
+  fclose(f);
+  return rc;
+}

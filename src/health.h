@@ -1,0 +1,224 @@
+/*
+ * health.h - is a target degrading? A collectd-free verdict per target,
+ * fed with every round's results by the plugin (and by `diskprobe replay`
+ * with recorded rounds): OK, WARNING or FAILURE, which rule says so, and
+ * the figures behind it.
+ *
+ * Baseline
+ *   Per target and probe, the medians of the last `horizon_rounds` healthy
+ *   rounds (default: a day of rounds) of three statistics: p50 latency,
+ *   mean latency and IOPS. Medians, because one round in twenty can be a
+ *   busy neighbour's; rounds are only learned while the target is OK, so a
+ *   long degradation never becomes the new normal. Kept across restarts
+ *   in a state file (dp_health_save / dp_health_load).
+ *
+ * Slowdown of one probe in one round, against its baseline
+ *   uniform  u = p50 / base_p50
+ *   bursty   b = min(mean / base_mean, base_iops / iops)
+ *   A uniform slowdown moves p50. A bursty one (a throttle releasing I/O
+ *   in 100 ms slices) leaves p50 where it was but moves mean latency and
+ *   IOPS together; requiring both keeps one long I/O (which moves only the
+ *   mean) from counting.
+ * Slowdown of the round
+ *   S = max( max over probes of u,  B )
+ *   B = with two or more probes the second largest b: two probes of the
+ *   round must agree, because mean latency is noisy (measured here: QD1
+ *   mean > 3x and QD32 IOPS < 1/3 together in 0 of 60 healthy rounds,
+ *   against 3 and 4 of 60 alone); with one probe, its b.
+ *
+ * Rules (k of the last n rounds with S >= m), once armed
+ *                        m      k of n   fires for a step of
+ *   warn-fast            4.0    2 of 2   10x within 2 rounds
+ *   warn                 2.2    3 of 3   3x within 3 rounds
+ *   warn-slow            1.5    7 of 10  2x sustained within 10 rounds
+ *                                        (and the newest round too)
+ *                                        (on the uniform part only)
+ *   fail                 8.0    3 of 3   (FAILURE)
+ *   clear                S < 1.3 for 3 rounds in a row: back to OK
+ *   Armed: after arm_rounds (default 20) rounds in the baseline.
+ *
+ *   False alarms, on paper: a page per target-year at a 60 s interval is
+ *   alpha = 1.9e-6 per round. Round-to-round p50 noise here has a
+ *   coefficient of variation of 0.18 (log-sd ~0.18): a healthy probe
+ *   reaches u >= 1.5 with p ~ 0.012 (z = 2.25), the max of three probes
+ *   with ~0.036, and 7 of 10 such rounds happen with C(10,7) * 0.036^7
+ *   ~ 9e-9. u >= 2.2 (z = 4.4) has p ~ 5e-6, three in a row ~ 1e-15;
+ *   u >= 4 (z = 7.7) two in a row ~ 0. Mean latency is noisier (CV 0.4:
+ *   b >= 4 at p ~ 2e-4 for one probe), hence the second largest of the
+ *   round: ~ 3 * (2e-4)^2 ~ 1e-7, two rounds in a row ~ 1e-14. These assume
+ *   independent lognormal rounds; real noise has heavier tails and comes
+ *   in bursts (a busy neighbour for minutes), which is why the replay of
+ *   recorded healthy series (README) is the evidence, not this arithmetic.
+ *
+ * Ceiling (armed or not: a disk slow from its first round)
+ *   The first probe's p50 above the media class's ceiling for 3 rounds in
+ *   a row: WARNING ("ceiling"). Defaults: NVMe 2 ms, SSD 5 ms, virtual or
+ *   network 20 ms, HDD 50 ms, unknown 50 ms; per target overridable.
+ *
+ * Peers
+ *   With three or more targets of one media class and model, each
+ *   target's first-probe p50 against the median of the others' in the
+ *   same round; ratio >= 3 for 3 rounds in a row: WARNING ("peers"), so
+ *   one disk slower than its siblings is flagged while host-wide load
+ *   moves them all.
+ *
+ * Stalls and I/O errors: FAILURE at once ("stall", "errors"); cleared by
+ *   the first round without them.
+ *
+ * The target's level is the worst of its rules. Not thread-safe: one
+ * caller (the plugin feeds it from its read callback).
+ */
+#ifndef DP_HEALTH_H
+#define DP_HEALTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DP_HEALTH_PROBES_MAX 16
+#define DP_HEALTH_HORIZON_MAX 2880 /* rounds kept per statistic */
+
+typedef enum {
+  DP_HEALTH_OK = 0,
+  DP_HEALTH_WARNING = 1,
+  DP_HEALTH_FAILURE = 2
+} dp_health_level_t;
+
+/* The rules, for per-rule values and messages. */
+typedef enum {
+  DP_RULE_BASELINE = 0, /* warn-fast, warn, warn-slow, fail */
+  DP_RULE_CEILING,
+  DP_RULE_PEERS,
+  DP_RULE_STALL,
+  DP_RULE_ERRORS,
+  DP_RULE_COUNT
+} dp_health_rule_t;
+const char *dp_health_rule_name(dp_health_rule_t r);   /* "baseline" ... */
+const char *dp_health_level_name(dp_health_level_t l); /* "ok" ... */
+
+typedef enum {
+  DP_MEDIA_UNKNOWN = 0,
+  DP_MEDIA_NVME,
+  DP_MEDIA_SSD,
+  DP_MEDIA_HDD,
+  DP_MEDIA_VIRTUAL, /* virtio, xen, iSCSI, network block devices */
+  DP_MEDIA_COUNT
+} dp_media_t;
+const char *dp_media_name(dp_media_t m); /* "nvme", "ssd", ... */
+/* The default ceiling of the first probe's p50 for a class, seconds. */
+double dp_media_ceiling_s(dp_media_t m);
+
+/* A disk's media class and model from sysfs (sysroot "/sys"): nvme* is
+ * NVMe; a virtio, xen or iSCSI driver is virtual; else rotational 1 HDD,
+ * 0 SSD. model gets device/model ("" if none). */
+dp_media_t dp_media_classify_at(const char *sysroot, const char *disk,
+                                char *model, size_t model_len);
+
+/* What the rules need; dp_health_conf_init gives the defaults above. */
+typedef struct {
+  unsigned horizon_rounds; /* <= DP_HEALTH_HORIZON_MAX */
+  unsigned arm_rounds;
+  double warn_fast, warn, warn_slow, fail, clear;     /* slowdown levels */
+  unsigned warn_slow_k, warn_slow_n;                  /* 7 of 10 */
+  double peer_ratio;                                  /* 3 */
+  unsigned ceiling_rounds, peer_rounds, clear_rounds; /* 3 each */
+} dp_health_conf_t;
+void dp_health_conf_init(dp_health_conf_t *c);
+
+/* One probe's figures in one round. */
+typedef struct {
+  double p50_s, mean_s, iops; /* NaN or 0 when nothing completed */
+  int stalled;
+  uint64_t errors; /* I/O errors + short transfers in this round */
+} dp_health_obs_t;
+
+/* A target's verdict after a round. */
+typedef struct {
+  dp_health_level_t level, prev_level;
+  int changed;                           /* level != prev_level */
+  dp_health_level_t rule[DP_RULE_COUNT]; /* each rule's own level */
+  dp_health_rule_t why;                  /* the worst rule (first if tied) */
+  const char *why_detail;                /* "warn-fast", "ceiling", ... */
+  int armed;
+  unsigned baseline_rounds;                    /* rounds in the baseline */
+  double slowdown;                             /* S; NaN before armed */
+  double slowdown_uniform;                     /* max u; NaN before armed */
+  size_t worst_probe;                          /* probe with the largest s */
+  double probe_slowdown[DP_HEALTH_PROBES_MAX]; /* s per probe; NaN unarmed */
+  double base_p50_s[DP_HEALTH_PROBES_MAX], base_mean_s[DP_HEALTH_PROBES_MAX],
+      base_iops[DP_HEALTH_PROBES_MAX]; /* NaN until a round is learned */
+  double p50_s[DP_HEALTH_PROBES_MAX], iops[DP_HEALTH_PROBES_MAX]; /* now */
+  double peer_ratio; /* NaN without 2+ peers */
+  double ceiling_s;  /* in force */
+} dp_health_verdict_t;
+
+typedef struct dp_health dp_health_t;
+
+/* A health tracker for n targets. -EINVAL (bad conf), -ENOMEM. */
+int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n);
+void dp_health_free(dp_health_t *h);
+
+/*
+ * Describes target i: its name, its probes' names (each with a key that
+ * changes when the probe's job does, e.g. "randread/8192/1", so a saved
+ * baseline of another job is not reused), media class and model, and a
+ * ceiling override (seconds; 0 = the class default). Call before feeding.
+ */
+int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
+                         size_t nprobes, const char *const *probe_names,
+                         const char *const *probe_keys, dp_media_t media,
+                         const char *model, double ceiling_s);
+
+/*
+ * A tracker set up from the configuration: ArmRounds, BaselineHorizon
+ * over the shortest ProbeInterval (at most DP_HEALTH_HORIZON_MAX rounds),
+ * every target with its probes keyed by their job ("randread/8192/1"),
+ * its LatencyCeiling, and the media class and model of disks[i] (its
+ * worker's disk) from sysfs. 0, -EINVAL, -ENOMEM.
+ */
+int dp_health_from_conf(dp_health_t **out, const void *plugin_conf,
+                        const void *targets, size_t n, const char *const *disks,
+                        const char *sysroot);
+
+/* Target i's media class and model (""), as set. */
+dp_media_t dp_health_media(const dp_health_t *h, size_t i, const char **model);
+
+/*
+ * Feeds target i's round: obs[0..nprobes) in the order given to
+ * set_target. Updates the target's state and fills *v. Peers are judged
+ * against the other targets' latest rounds.
+ */
+void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
+                     dp_health_verdict_t *v);
+
+/*
+ * The same, one probe result at a time as the scheduler delivers them:
+ * keeps the round's figures until its last probe (last_in_round), then
+ * judges the round into *v and returns 1; else 0. A probe of the round
+ * that never reported (a round cut short) counts as not measured.
+ */
+int dp_health_feed(dp_health_t *h, size_t i, size_t probe, double p50_s,
+                   double mean_s, double iops, int stalled, uint64_t errors,
+                   int last_in_round, dp_health_verdict_t *v);
+
+/*
+ * The verdict in words, for notifications and replays: level, rule, the
+ * probe and its figures against the baseline, and the threshold, e.g.
+ *   target db (ssd): WARNING by warn-fast: probe randread-qd1 at 10.2x its
+ *   baseline (p50 1.21 ms vs 0.118 ms, IOPS 812 vs 8120); threshold 4x in
+ *   2 of 2 rounds
+ */
+void dp_health_describe(const dp_health_t *h, size_t i,
+                        const dp_health_verdict_t *v, char *buf, size_t len);
+
+/*
+ * State file: the baselines of every target and probe, as text, version
+ * line first ("diskprobe-health 1"). save writes path.tmp, fsyncs it and
+ * renames it over path. load restores the baselines of the targets and
+ * probes that exist now with the same key; others are ignored. -errno; on
+ * a corrupt or foreign file load returns -EINVAL, changes nothing and
+ * writes the cause (with its line number) to err.
+ */
+int dp_health_save(const dp_health_t *h, const char *path);
+int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen);
+
+#endif /* DP_HEALTH_H */

@@ -1,0 +1,449 @@
+/*
+ * test_health.c - the health verdict (src/health.c) on deterministic
+ * rounds: arming, each rule's k-of-n and its hysteresis, single-round
+ * spikes ignored, a long degradation not learned as normal, bursty
+ * slowdowns (mean and IOPS move, p50 does not), the state file across a
+ * restart (and a corrupt one), media classes from a fixture sysfs and
+ * their ceilings, peers, stalls and errors.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "health.h"
+
+static const char *const names2[] = {"randread-qd1", "randread-qd32"};
+static const char *const keys2[] = {"randread/8192/1", "randread/8192/32"};
+
+/* A healthy round of an SSD-like target: QD1 100 us, QD32 8x the IOPS;
+ * jitter j (0..1) scales latencies a little so medians are not trivial. */
+static void healthy(dp_health_obs_t o[2], double j) {
+  memset(o, 0, 2 * sizeof(*o));
+  o[0].p50_s = 100e-6 * (1 + 0.1 * j);
+  o[0].mean_s = 120e-6 * (1 + 0.1 * j);
+  o[0].iops = 1 / o[0].mean_s;
+  o[1].p50_s = 300e-6 * (1 + 0.1 * j);
+  o[1].mean_s = 400e-6 * (1 + 0.1 * j);
+  o[1].iops = 32 / o[1].mean_s;
+}
+
+/* Both probes f times slower (uniform: every latency up, IOPS down). */
+static void slowed(dp_health_obs_t o[2], double f, double j) {
+  healthy(o, j);
+  for (int k = 0; k < 2; k++) {
+    o[k].p50_s *= f;
+    o[k].mean_s *= f;
+    o[k].iops /= f;
+  }
+}
+
+static dp_health_t *make(size_t n, dp_media_t media) {
+  dp_health_conf_t c;
+  dp_health_conf_init(&c);
+  dp_health_t *h;
+  assert_int_equal(dp_health_new(&h, &c, n), 0);
+  for (size_t i = 0; i < n; i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "t%zu", i);
+    assert_int_equal(
+        dp_health_set_target(h, i, name, 2, names2, keys2, media, "M", 0), 0);
+  }
+  return h;
+}
+
+static dp_health_verdict_t feed(dp_health_t *h, size_t i,
+                                const dp_health_obs_t *o) {
+  dp_health_verdict_t v;
+  dp_health_round(h, i, o, &v);
+  return v;
+}
+
+static void arm(dp_health_t *h, size_t i, int rounds) {
+  dp_health_obs_t o[2];
+  for (int r = 0; r < rounds; r++) {
+    healthy(o, (r % 5) / 4.0);
+    dp_health_verdict_t v = feed(h, i, o);
+    assert_int_equal(v.level, DP_HEALTH_OK);
+  }
+}
+
+/* Rounds of a step of factor f until the first WARNING or worse; -1 if
+ * none within max. */
+static int rounds_to_warn(dp_health_t *h, double f, int max) {
+  dp_health_obs_t o[2];
+  for (int r = 1; r <= max; r++) {
+    slowed(o, f, (r % 5) / 4.0);
+    if (feed(h, 0, o).level >= DP_HEALTH_WARNING)
+      return r;
+  }
+  return -1;
+}
+
+static void test_arming(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  dp_health_obs_t o[2];
+  for (int r = 0; r < 20; r++) {
+    healthy(o, 0);
+    dp_health_verdict_t v = feed(h, 0, o);
+    if (v.armed)
+      fail_msg("armed after %d rounds, expected after 20", r);
+    assert_true(isnan(v.slowdown));
+    assert_int_equal(v.baseline_rounds, r);
+  }
+  /* unarmed, a 10x round is not judged by the baseline rule */
+  healthy(o, 0);
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_true(v.armed);
+  assert_true(fabs(v.slowdown - 1) < 1e-6);
+  assert_true(fabs(v.base_p50_s[0] - 100e-6) < 1e-9);
+  dp_health_free(h);
+}
+
+static void test_steps_and_hysteresis(void **state) {
+  (void)state;
+  static const struct {
+    double f;
+    int within;
+    const char *rule;
+  } steps[] = {{10, 2, "warn-fast"}, {3, 3, "warn"}, {2, 10, "warn-slow"}};
+  for (size_t s = 0; s < 3; s++) {
+    dp_health_t *h = make(1, DP_MEDIA_SSD);
+    arm(h, 0, 30);
+    int r = rounds_to_warn(h, steps[s].f, 30);
+    if (r < 1 || r > steps[s].within)
+      fail_msg("%gx step: warned after %d rounds, expected 1..%d", steps[s].f,
+               r, steps[s].within);
+    /* back to healthy: held until 3 rounds below 1.3x, then OK */
+    dp_health_obs_t o[2];
+    healthy(o, 0);
+    assert_int_equal(feed(h, 0, o).level, DP_HEALTH_WARNING);
+    assert_int_equal(feed(h, 0, o).level, DP_HEALTH_WARNING);
+    dp_health_verdict_t v = feed(h, 0, o);
+    assert_int_equal(v.level, DP_HEALTH_OK);
+    assert_true(v.changed);
+    dp_health_free(h);
+  }
+  /* 10x sustained: FAILURE on the third round */
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  slowed(o, 10, 0);
+  assert_int_equal(feed(h, 0, o).level, DP_HEALTH_OK);
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  assert_string_equal(v.why_detail, "warn-fast");
+  assert_true(v.changed);
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_FAILURE);
+  assert_int_equal(v.why, DP_RULE_BASELINE);
+  assert_true(v.slowdown > 9 && v.slowdown < 11);
+  dp_health_free(h);
+}
+
+static void test_single_spikes_ignored(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  for (int r = 0; r < 500; r++) {
+    /* a 5-20x spike every 7th round (a busy neighbour), else healthy */
+    if (r % 7 == 3)
+      slowed(o, 5 + (r % 16), 0.5);
+    else
+      healthy(o, (r % 5) / 4.0);
+    dp_health_verdict_t v = feed(h, 0, o);
+    if (v.level != DP_HEALTH_OK)
+      fail_msg("round %d: %s (%s, S %.2f), expected ok", r,
+               dp_health_level_name(v.level), v.why_detail, v.slowdown);
+  }
+  dp_health_free(h);
+}
+
+static void test_long_degradation_not_learned(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  dp_health_verdict_t v;
+  for (int r = 0; r < 2000; r++) { /* longer than the baseline's horizon */
+    slowed(o, 3, (r % 5) / 4.0);
+    v = feed(h, 0, o);
+  }
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  assert_true(v.base_p50_s[0] < 115e-6); /* still the healthy median */
+  assert_true(v.slowdown > 2.5);
+  dp_health_free(h);
+}
+
+static void test_bursty_needs_mean_and_iops(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  /* one long I/O per round: mean up 6x, IOPS barely down: no warning */
+  for (int r = 0; r < 20; r++) {
+    healthy(o, 0);
+    o[0].mean_s *= 6;
+    o[1].mean_s *= 6;
+    assert_int_equal(feed(h, 0, o).level, DP_HEALTH_OK);
+  }
+  /* a throttle: p50 unchanged, mean 10x and IOPS 1/10 on both probes */
+  int warned = 0;
+  for (int r = 1; r <= 3 && !warned; r++) {
+    healthy(o, 0);
+    for (int k = 0; k < 2; k++) {
+      o[k].mean_s *= 10;
+      o[k].iops /= 10;
+    }
+    warned = feed(h, 0, o).level >= DP_HEALTH_WARNING ? r : 0;
+  }
+  if (warned != 2)
+    fail_msg("bursty 10x: warned at round %d, expected 2", warned);
+  dp_health_free(h);
+
+  /* only one of two probes bursty: the round's second probe disagrees */
+  h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  for (int r = 0; r < 20; r++) {
+    healthy(o, 0);
+    o[0].mean_s *= 10;
+    o[0].iops /= 10;
+    assert_int_equal(feed(h, 0, o).level, DP_HEALTH_OK);
+  }
+  dp_health_free(h);
+}
+
+static void test_state_file(void **state) {
+  (void)state;
+  char dir[] = "/tmp/dp-test-health.XXXXXX", path[64], cmd[128];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof(path), "%s/health.state", dir);
+  dp_health_t *h = make(2, DP_MEDIA_SSD);
+  arm(h, 0, 25);
+  arm(h, 1, 5);
+  assert_int_equal(dp_health_save(h, path), 0);
+  assert_int_equal(access(path, F_OK), 0);
+  dp_health_free(h);
+
+  /* a restart: armed at once with the same baseline */
+  h = make(2, DP_MEDIA_SSD);
+  char err[256] = "";
+  assert_int_equal(dp_health_load(h, path, err, sizeof(err)), 0);
+  dp_health_obs_t o[2];
+  healthy(o, 0);
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_true(v.armed);
+  assert_int_equal(v.baseline_rounds, 25);
+  v = feed(h, 1, o);
+  assert_false(v.armed);
+  assert_int_equal(v.baseline_rounds, 5);
+  dp_health_free(h);
+
+  /* a probe whose job changed does not inherit the baseline */
+  dp_health_conf_t c;
+  dp_health_conf_init(&c);
+  assert_int_equal(dp_health_new(&h, &c, 1), 0);
+  static const char *const other[] = {"randread/4096/1", "randread/8192/32"};
+  assert_int_equal(
+      dp_health_set_target(h, 0, "t0", 2, names2, other, DP_MEDIA_SSD, "M", 0),
+      0);
+  assert_int_equal(dp_health_load(h, path, err, sizeof(err)), 0);
+  v = feed(h, 0, o);
+  assert_false(v.armed); /* probe 0 starts afresh, so the target is unarmed */
+  dp_health_free(h);
+
+  /* corrupt: truncated, then garbage; nothing changes, the cause is said */
+  snprintf(cmd, sizeof(cmd), "head -c 300 %s > %s.cut", path, path);
+  assert_int_equal(system(cmd), 0);
+  char cut[80];
+  snprintf(cut, sizeof(cut), "%s.cut", path);
+  h = make(2, DP_MEDIA_SSD);
+  assert_int_equal(dp_health_load(h, cut, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "line"));
+  v = feed(h, 0, o);
+  assert_int_equal(v.baseline_rounds, 0);
+  FILE *f = fopen(cut, "w");
+  fputs("diskprobe-health 1\nprobe t0 randread-qd1 randread/8192/1 2\n"
+        "p50 1e-4 banana\n",
+        f);
+  fclose(f);
+  assert_int_equal(dp_health_load(h, cut, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "line 3"));
+  f = fopen(cut, "w");
+  fputs("something else\n", f);
+  fclose(f);
+  assert_int_equal(dp_health_load(h, cut, err, sizeof(err)), -EINVAL);
+  assert_int_equal(dp_health_load(h, "/nonexistent/x", err, sizeof(err)),
+                   -ENOENT);
+  dp_health_free(h);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+static void mkfile(const char *root, const char *rel, const char *content) {
+  char p[512], cmd[600];
+  snprintf(p, sizeof(p), "%s/%s", root, rel);
+  snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", p);
+  assert_int_equal(system(cmd), 0);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fputs(content, f);
+  fclose(f);
+}
+
+static void test_media_classes_and_ceiling(void **state) {
+  (void)state;
+  char root[] = "/tmp/dp-test-media.XXXXXX", cmd[128], model[64], l[256];
+  assert_non_null(mkdtemp(root));
+  mkfile(root, "block/nvme0n1/queue/rotational", "0\n");
+  mkfile(root, "block/nvme0n1/device/model", "Fast NVMe 1TB  \n");
+  mkfile(root, "block/sda/queue/rotational", "1\n");
+  mkfile(root, "block/sdb/queue/rotational", "0\n");
+  mkfile(root, "block/vdz/queue/rotational", "1\n");
+  mkfile(root, "drivers/virtio_blk/x", "");
+  mkfile(root, "block/vdz/device/vendor", "0x1af4\n");
+  snprintf(l, sizeof(l), "%s/block/vdz/device/driver", root);
+  assert_int_equal(symlink("../../../drivers/virtio_blk", l), 0);
+  assert_int_equal(dp_media_classify_at(root, "nvme0n1", model, 64),
+                   DP_MEDIA_NVME);
+  assert_string_equal(model, "Fast NVMe 1TB");
+  assert_int_equal(dp_media_classify_at(root, "sda", model, 64), DP_MEDIA_HDD);
+  assert_int_equal(dp_media_classify_at(root, "sdb", model, 64), DP_MEDIA_SSD);
+  assert_int_equal(dp_media_classify_at(root, "vdz", model, 64),
+                   DP_MEDIA_VIRTUAL);
+  assert_int_equal(dp_media_classify_at(root, "nope", model, 64),
+                   DP_MEDIA_UNKNOWN);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+  assert_int_equal(system(cmd), 0);
+  assert_true(dp_media_ceiling_s(DP_MEDIA_NVME) <
+              dp_media_ceiling_s(DP_MEDIA_SSD));
+  assert_true(dp_media_ceiling_s(DP_MEDIA_SSD) <
+              dp_media_ceiling_s(DP_MEDIA_HDD));
+
+  /* an NVMe disk at 3 ms from its first round: the ceiling warns on the
+   * third round, unarmed; an override of 10 ms keeps it quiet */
+  for (int ovr = 0; ovr < 2; ovr++) {
+    dp_health_conf_t c;
+    dp_health_conf_init(&c);
+    dp_health_t *h;
+    assert_int_equal(dp_health_new(&h, &c, 1), 0);
+    assert_int_equal(dp_health_set_target(h, 0, "n", 2, names2, keys2,
+                                          DP_MEDIA_NVME, "", ovr ? 0.010 : 0),
+                     0);
+    dp_health_obs_t o[2];
+    slowed(o, 30, 0); /* 3 ms */
+    dp_health_verdict_t v;
+    for (int r = 1; r <= 3; r++) {
+      v = feed(h, 0, o);
+      assert_false(v.armed);
+      assert_int_equal(v.level,
+                       ovr || r < 3 ? DP_HEALTH_OK : DP_HEALTH_WARNING);
+    }
+    if (!ovr)
+      assert_int_equal(v.why, DP_RULE_CEILING);
+    dp_health_free(h);
+  }
+}
+
+static void test_peers(void **state) {
+  (void)state;
+  dp_health_t *h = make(4, DP_MEDIA_HDD);
+  dp_health_obs_t ok[2], slow[2];
+  dp_health_verdict_t v;
+  /* one of four 4x slower than its siblings, from the start (unarmed) */
+  for (int r = 1; r <= 3; r++) {
+    healthy(ok, 0);
+    slowed(slow, 4, 0);
+    for (size_t i = 0; i < 3; i++)
+      assert_int_equal(feed(h, i, ok).level, DP_HEALTH_OK);
+    v = feed(h, 3, slow);
+    assert_true(fabs(v.peer_ratio - 4) < 1e-6);
+    assert_int_equal(v.level, r < 3 ? DP_HEALTH_OK : DP_HEALTH_WARNING);
+  }
+  assert_int_equal(v.why, DP_RULE_PEERS);
+  dp_health_free(h);
+
+  /* all four slowed together (host-wide load): no peer warning */
+  h = make(4, DP_MEDIA_HDD);
+  for (int r = 0; r < 10; r++) {
+    slowed(slow, 4, 0);
+    for (size_t i = 0; i < 4; i++) {
+      v = feed(h, i, slow);
+      assert_int_equal(v.rule[DP_RULE_PEERS], DP_HEALTH_OK);
+    }
+  }
+  dp_health_free(h);
+
+  /* two targets are no peer group */
+  h = make(2, DP_MEDIA_HDD);
+  healthy(ok, 0);
+  slowed(slow, 4, 0);
+  feed(h, 0, ok);
+  v = feed(h, 1, slow);
+  assert_true(isnan(v.peer_ratio));
+  dp_health_free(h);
+}
+
+static void test_stall_and_errors_immediate(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  healthy(o, 0);
+  o[1].stalled = 1;
+  o[1].iops = 0;
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_FAILURE);
+  assert_int_equal(v.why, DP_RULE_STALL);
+  healthy(o, 0);
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_OK);
+  o[0].errors = 3;
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_FAILURE);
+  assert_int_equal(v.why, DP_RULE_ERRORS);
+  assert_string_equal(dp_health_rule_name(v.why), "errors");
+  dp_health_free(h);
+}
+
+static void test_bad_conf(void **state) {
+  (void)state;
+  dp_health_conf_t c;
+  dp_health_t *h;
+  dp_health_conf_init(&c);
+  c.arm_rounds = 0;
+  assert_int_equal(dp_health_new(&h, &c, 1), -EINVAL);
+  dp_health_conf_init(&c);
+  c.warn_slow = 1.2; /* below clear: would never clear */
+  assert_int_equal(dp_health_new(&h, &c, 1), -EINVAL);
+  dp_health_conf_init(&c);
+  c.horizon_rounds = DP_HEALTH_HORIZON_MAX + 1;
+  assert_int_equal(dp_health_new(&h, &c, 1), -EINVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_arming),
+      cmocka_unit_test(test_steps_and_hysteresis),
+      cmocka_unit_test(test_single_spikes_ignored),
+      cmocka_unit_test(test_long_degradation_not_learned),
+      cmocka_unit_test(test_bursty_needs_mean_and_iops),
+      cmocka_unit_test(test_state_file),
+      cmocka_unit_test(test_media_classes_and_ceiling),
+      cmocka_unit_test(test_peers),
+      cmocka_unit_test(test_stall_and_errors_immediate),
+      cmocka_unit_test(test_bad_conf),
+  };
+  return cmocka_run_group_tests_name("health", tests, NULL, NULL);
+}
