@@ -119,6 +119,7 @@ dp_media_t dp_media_classify_at(const char *sysroot, const char *disk,
       return DP_MEDIA_VIRTUAL;
   }
   if (strncmp(disk, "vd", 2) == 0 || strncmp(disk, "xvd", 3) == 0 ||
+      strncmp(disk, "loop", 4) == 0 || /* a file on some other disk */
       strncmp(disk, "nbd", 3) == 0 || strncmp(disk, "rbd", 3) == 0)
     return DP_MEDIA_VIRTUAL;
   snprintf(p, sizeof(p), "%s/block/%s/queue/rotational", sysroot, disk);
@@ -583,9 +584,14 @@ void dp_health_describe(const dp_health_t *h, size_t i,
                c->warn_slow, c->warn_slow_k, c->warn_slow_n);
     else if (strcmp(v->why_detail, "fail") == 0)
       snprintf(thr, sizeof(thr), "threshold %gx in 3 of 3 rounds", c->fail);
-    else
-      snprintf(thr, sizeof(thr), "held until %u rounds below %gx",
-               c->clear_rounds, c->clear);
+    else {
+      snprintf(buf, len,
+               "target %s (%s): WARNING, recovering: slowdown %.2fx, held "
+               "until %u rounds in a row below %gx",
+               t->name, dp_media_name(t->media), v->slowdown, c->clear_rounds,
+               c->clear);
+      return;
+    }
     fmt_s(v->base_p50_s[k], base, sizeof(base));
     fmt_s(v->p50_s[k], now, sizeof(now));
     snprintf(buf, len,

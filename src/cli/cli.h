@@ -30,6 +30,9 @@ int dp_cmd_stat(int argc, char **argv);
 /* `diskprobe watch ...`: argv[0] is "watch". Returns the exit status. */
 int dp_cmd_watch(int argc, char **argv);
 
+/* `diskprobe replay ...`: recorded rounds through the health rules. */
+int dp_cmd_replay(int argc, char **argv);
+
 /* ---- common.c ---------------------------------------------------------- */
 
 /* What the table's flags fill in, with the plugin's defaults. */

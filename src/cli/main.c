@@ -5,6 +5,8 @@
  *   diskprobe stat [options] DEVICE... the iostat -x view (cmd_stat.c)
  *   diskprobe watch [options] TARGET... the plugin's scheduler, a line per
  *                                      probe per round (cmd_watch.c)
+ *   diskprobe replay [options] FILE... recorded rounds through the health
+ *                                      rules (cmd_replay.c)
  *   diskprobe options --markdown       (hidden) the configuration reference
  *                                      that README.md holds, from the table
  *
@@ -26,6 +28,8 @@ void dp_cli_usage(FILE *f) {
                   "[--count N] [--format text|json] TARGET...", 0);
   fprintf(f, "       diskprobe stat [--interval 1s] [--count N] "
              "[--format text|json] DEVICE...\n"
+             "       diskprobe replay [--format text|json] [--media CLASS] "
+             "FILE...\n"
              "       diskprobe --version\n"
              "\n"
              "TARGET is a block device (opened read-only) or a probe-file "
@@ -56,6 +60,8 @@ int main(int argc, char **argv) {
     return dp_cmd_stat(argc - 1, argv + 1);
   if (strcmp(argv[1], "watch") == 0)
     return dp_cmd_watch(argc - 1, argv + 1);
+  if (strcmp(argv[1], "replay") == 0)
+    return dp_cmd_replay(argc - 1, argv + 1);
   if (strcmp(argv[1], "options") == 0) {
     if (argc != 3 || strcmp(argv[2], "--markdown") != 0) {
       fprintf(stderr, "diskprobe: usage: diskprobe options --markdown\n");
