@@ -246,7 +246,8 @@ static void diskprobe_event(const dp_sched_event_t *ev, void *arg) {
   switch (ev->kind) {
   case DP_SCHED_OPEN_FAILED:
   case DP_SCHED_PROBE_FAILED:
-    c_complain(LOG_ERR, cc, PLUGIN_NAME " plugin: %s", line);
+  case DP_SCHED_PROBE_SKIPPED:
+    c_complain(level, cc, PLUGIN_NAME " plugin: %s", line);
     break;
   case DP_SCHED_OPENED:
     c_release(LOG_INFO, cc,
@@ -532,6 +533,12 @@ static int diskprobe_init(void) {
   if (ctx == NULL || ctx->ntargets == 0) {
     NOTICE(PLUGIN_NAME " plugin: no Target configured; nothing to probe.");
     return 0;
+  }
+  char err[PATH_MAX + 256];
+  if (dp_conf_check_duplicates(ctx->targets, ctx->ntargets, err, sizeof(err)) !=
+      0) {
+    ERROR(PLUGIN_NAME " plugin: %s", err);
+    return -1;
   }
   static const char *const types[] = {"probe_latency",    "probe_errors",
                                       "bytes_per_second", "stalled",

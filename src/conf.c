@@ -139,6 +139,15 @@ int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {
                  "Target \"%s\": Probe \"%s\" BlockSize %u is larger than "
                  "half the FileSize",
                  t->name, p->name, p->block_size);
+    if ((uint64_t)p->queue_depth * p->block_size > DP_PROBE_BUFFER_MAX_BYTES)
+      return say(
+          err, errlen, -EINVAL,
+          "Target \"%s\": Probe \"%s\" QueueDepth %u x BlockSize %u "
+          "needs %llu MiB of I/O buffers; allowed at most %llu MiB "
+          "per probe (lower QueueDepth or BlockSize)",
+          t->name, p->name, p->queue_depth, p->block_size,
+          (unsigned long long)((uint64_t)p->queue_depth * p->block_size >> 20),
+          (unsigned long long)(DP_PROBE_BUFFER_MAX_BYTES >> 20));
     total_ns += p->duration_ns;
   }
   if (total_ns >= t->interval_ns)
@@ -146,5 +155,34 @@ int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {
                "Target \"%s\": its probes take %.2f s but ProbeInterval is "
                "%.2f s: lengthen ProbeInterval or shorten Duration",
                t->name, (double)total_ns / 1e9, (double)t->interval_ns / 1e9);
+  return 0;
+}
+
+/* The probe file a Path names: the path itself when it ends in ".probe",
+ * else DIR/diskprobe.probe (target.h's rule), with trailing slashes gone. */
+static void probe_file_of(const dp_target_conf_t *t, char *buf, size_t len) {
+  size_t n = strlen(t->path);
+  while (n > 1 && t->path[n - 1] == '/')
+    n--;
+  if (t->is_device || (n > 6 && strncmp(t->path + n - 6, ".probe", 6) == 0))
+    snprintf(buf, len, "%.*s", (int)n, t->path);
+  else
+    snprintf(buf, len, "%.*s/diskprobe.probe", (int)n, t->path);
+}
+
+int dp_conf_check_duplicates(const dp_target_conf_t *t, size_t n, char *err,
+                             size_t errlen) {
+  char a[PATH_MAX + 32], b[PATH_MAX + 32];
+  for (size_t i = 0; i < n; i++) {
+    probe_file_of(&t[i], a, sizeof(a));
+    for (size_t j = i + 1; j < n; j++) {
+      probe_file_of(&t[j], b, sizeof(b));
+      if (strcmp(a, b) == 0)
+        return say(err, errlen, -EINVAL,
+                   "Targets \"%s\" and \"%s\" both use %s: each target "
+                   "needs its own probe file or device",
+                   t[i].name, t[j].name, a);
+    }
+  }
   return 0;
 }

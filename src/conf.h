@@ -20,6 +20,10 @@
 #include <stdint.h>
 
 #define DP_NAME_MAX 64
+/* The most I/O buffer one probe may ask for (QueueDepth x BlockSize):
+ * 256 MiB covers a deep sequential probe (64 x 4M) and keeps a mistyped
+ * QueueDepth 256 x BlockSize 64M (16 GiB) from taking a host's memory. */
+#define DP_PROBE_BUFFER_MAX_BYTES (256ull << 20)
 #define DP_PROBES_MAX 16
 
 typedef struct {
@@ -90,6 +94,12 @@ typedef struct {
 void dp_plugin_conf_init(dp_plugin_conf_t *c);
 int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
                        char *err, size_t errlen);
+
+/* Across targets: two that name one probe file (a directory and its
+ * diskprobe.probe, a trailing slash) or one device would lay out and
+ * probe each other's file. 0, or -EINVAL with both names in err. */
+int dp_conf_check_duplicates(const dp_target_conf_t *t, size_t n, char *err,
+                             size_t errlen);
 
 /* Checks a name: 1..DP_NAME_MAX-1 chars of [A-Za-z0-9_.-]. */
 int dp_conf_name_ok(const char *name);

@@ -43,7 +43,7 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
   case DP_SCHED_STALL_BEGAN:
     snprintf(buf, len,
              "target \"%s\" (%s): device %s stalled: %u I/O outstanding for "
-             "more than %.1f s; no new probe on this disk until they "
+             "more than %g s; no new probe on this disk until they "
              "complete.",
              tn, path, ev->device, ev->outstanding, timeout_s);
     return LOG_ERR;
@@ -66,6 +66,14 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
              "for that disk probes it.",
              tn, path, ev->disk);
     return LOG_INFO;
+  case DP_SCHED_PROBE_SKIPPED:
+    snprintf(buf, len,
+             "target \"%s\" (%s): probe \"%s\" skipped: a single read took "
+             "%.3g s, longer than its %.3g s budget; not putting %u more I/Os "
+             "in flight on a disk this slow.",
+             tn, path, ev->probe_name, (double)ev->busy_ns / 1e9,
+             (double)ev->timeout_ns / 1e9, ev->outstanding);
+    return LOG_WARNING;
   case DP_SCHED_WORKER_STUCK:
     snprintf(buf, len,
              "worker for disk %s did not stop in time (a hung disk?); "
@@ -92,7 +100,7 @@ int dp_event_notice(const dp_sched_event_t *ev, const char *host, char *buf,
   case DP_SCHED_STALL_BEGAN:
     snprintf(buf, len,
              "diskprobe: host %s, target %s, device %s: I/O stalled for more "
-             "than %.1f s (%u outstanding)",
+             "than %g s (%u outstanding)",
              host, tn, dev, (double)ev->timeout_ns / 1e9, ev->outstanding);
     return 1;
   case DP_SCHED_STALL_ENDED:

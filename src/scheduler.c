@@ -7,6 +7,7 @@
 #include "target.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -466,6 +467,7 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
   dp_sched_sample_t round[DP_PROBES_MAX];
   size_t n = 0;
   uint64_t busy_ns = 0;
+  double single_s = 0; /* the slowest p50 of the round so far */
   t->rounds++;
   for (size_t i = 0; i < t->conf.nprobes; i++) {
     if (atomic_load(&s->stop))
@@ -476,7 +478,22 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
     dp_result_t r;
     int rc = dp_job_build(&ps->conf, &t->t, t->conf.timeout_ns, &job, err,
                           sizeof(err));
-    if (rc == 0) {
+    int skip = rc == 0 && job.queue_depth > 1 && job.duration_ns > 0 &&
+               single_s * 1e9 > (double)job.duration_ns;
+    if (skip) {
+      memset(&r, 0, sizeof(r));
+      r.pattern = job.pattern;
+      r.block_size = job.block_size;
+      r.queue_depth = job.queue_depth;
+      r.lat_min_s = r.lat_mean_s = r.lat_p50_s = r.lat_p90_s = r.lat_p99_s =
+          r.lat_p999_s = r.lat_max_s = NAN;
+      dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_SKIPPED, t);
+      ev.probe_name = ps->conf.name;
+      ev.busy_ns = (uint64_t)(single_s * 1e9);
+      ev.timeout_ns = job.duration_ns;
+      ev.outstanding = job.queue_depth;
+      emit(s, &ev);
+    } else if (rc == 0) {
       job.stop = &s->stop;
       job.counter = &w->issued;
       rc = dp_engine_run(t->engine, &job, &r);
@@ -495,6 +512,8 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
     }
     if (atomic_load(&s->stop))
       return;
+    if (r.ops > 0 && r.lat_p50_s > single_s)
+      single_s = r.lat_p50_s;
     busy_ns += (uint64_t)(r.wall_s * 1e9);
     ps->err_io_total += r.err_io;
     ps->err_short_total += r.err_short;

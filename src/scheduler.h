@@ -82,6 +82,9 @@ typedef enum {
   DP_SCHED_STRETCHED,      /* busy_ns, configured_ns, interval_ns (once) */
   DP_SCHED_REGROUPED,      /* target moved to the worker of disk */
   DP_SCHED_WORKER_STUCK,   /* at stop: worker of disk left behind */
+  DP_SCHED_PROBE_SKIPPED,  /* a deep probe not run on a very slow disk:
+                              probe, busy_ns = the single-read latency seen,
+                              timeout_ns = the probe's budget */
 } dp_sched_event_kind_t;
 
 typedef struct {

@@ -296,6 +296,11 @@ int dp_cmd_watch(int argc, char **argv) {
         pwidth = (int)strlen(tc[i].probes[j].name);
   }
 
+  char err[PATH_MAX + 256];
+  if (dp_conf_check_duplicates(tc, n, err, sizeof(err)) != 0) {
+    fprintf(stderr, "diskprobe watch: %s\n", err);
+    goto done;
+  }
   dp_sched_conf_t sc;
   dp_sched_conf_init(&sc);
   sc.duty_cycle_percent = c.plugin.duty_cycle_percent;

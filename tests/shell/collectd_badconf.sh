@@ -101,6 +101,13 @@ run_case "write probe on a Device" 1 'Probe "w" has Pattern randwrite, but the t
 </Target>'
 run_case "probes longer than the interval" 1 'its probes take 3.00 s but ProbeInterval is 2.00 s' "$(printf '<Target "a">\n Path "/x"\n ProbeInterval 2\n <Probe "p">\n  Duration 3\n </Probe>\n</Target>')"
 run_case "two values" 1 'Option "QueueDepth" needs exactly one value' "$(probe 'QueueDepth 1 2')"
+run_case "two targets, one probe file" 1 'Targets "a" and "b" both use /x/diskprobe.probe' '<Target "a">
+ Path "/x"
+</Target>
+<Target "b">
+ Path "/x/diskprobe.probe"
+</Target>'
+run_case "QueueDepth x BlockSize too large" 1 'QueueDepth 256 x BlockSize 67108864 needs 16384 MiB of I/O buffers; allowed at most 256 MiB' "$(printf '<Target "a">\n Path "/x"\n FileSize "1T"\n <Probe "p">\n  QueueDepth 256\n  BlockSize "64M"\n </Probe>\n</Target>')"
 run_case "TypesDB missing" 1 'type "probe_latency" is not known: add TypesDB' "$good" no-typesdb
 
 finish collectd_badconf

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -215,6 +216,59 @@ static void test_plugin_options_and_duty(void **state) {
   assert_non_null(strstr(err, "allowed 1 to 1000"));
 }
 
+/* QueueDepth x BlockSize is bounded per probe; the message names both. */
+static void test_buffer_bound(void **state) {
+  (void)state;
+  char err[512];
+  dp_target_conf_t t;
+  dp_target_conf_init(&t, "big");
+  assert_int_equal(dp_target_conf_set(&t, "Path", "/srv/p", err, 512), 0);
+  dp_probe_conf_t p;
+  dp_probe_conf_init(&p, "huge");
+  assert_int_equal(dp_probe_conf_set(&p, "QueueDepth", "256", err, 512), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "64M", err, 512), 0);
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, 512), 0);
+  assert_int_equal(dp_target_conf_set(&t, "FileSize", "1T", err, 512), 0);
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "QueueDepth 256 x BlockSize 67108864"));
+  assert_non_null(strstr(err, "at most 256 MiB"));
+  /* 64 x 4M is exactly the bound: accepted */
+  dp_target_conf_init(&t, "deep");
+  assert_int_equal(dp_target_conf_set(&t, "Path", "/srv/p", err, 512), 0);
+  dp_probe_conf_init(&p, "seq");
+  assert_int_equal(dp_probe_conf_set(&p, "QueueDepth", "64", err, 512), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "4M", err, 512), 0);
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, 512), 0);
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
+}
+
+/* Two targets on one probe file (a directory and its diskprobe.probe, a
+ * trailing slash) or one device are refused; distinct ones pass. */
+static void test_duplicate_targets(void **state) {
+  (void)state;
+  char err[512];
+  dp_target_conf_t t[3];
+  const char *paths[][3] = {{"/srv/a", "/srv/a/diskprobe.probe", "/srv/b"},
+                            {"/srv/a/", "/srv/c", "/srv/a"},
+                            {"/srv/a", "/srv/b", "/srv/a/x.probe"}};
+  const int want[] = {-EINVAL, -EINVAL, 0};
+  for (int c = 0; c < 3; c++) {
+    for (int i = 0; i < 3; i++) {
+      char name[8];
+      snprintf(name, sizeof(name), "t%d", i);
+      dp_target_conf_init(&t[i], name);
+      assert_int_equal(dp_target_conf_set(&t[i], "Path", paths[c][i], err, 512),
+                       0);
+    }
+    err[0] = '\0';
+    int rc = dp_conf_check_duplicates(t, 3, err, sizeof(err));
+    if (rc != want[c])
+      fail_msg("case %d: expected %d, got %d (%s)", c, want[c], rc, err);
+    if (rc)
+      assert_non_null(strstr(err, "/srv/a/diskprobe.probe"));
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
@@ -224,6 +278,8 @@ int main(void) {
       cmocka_unit_test(test_block_checks),
       cmocka_unit_test(test_names),
       cmocka_unit_test(test_plugin_options_and_duty),
+      cmocka_unit_test(test_buffer_bound),
+      cmocka_unit_test(test_duplicate_targets),
   };
   return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
 }

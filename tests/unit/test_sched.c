@@ -31,7 +31,7 @@
 
 /* ---- the fake kernel ---------------------------------------------------- */
 
-enum mode { OK, HANG, DSTATE };
+enum mode { OK, HANG, DSTATE, SLOW };
 static struct {
   pthread_mutex_t lock;
   pthread_cond_t cond;
@@ -87,6 +87,11 @@ int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
     pthread_cond_broadcast(&fk.cond);
     pthread_cond_wait(&fk.cond, &fk.lock);
   }
+  if (fk.mode == SLOW) { /* every completion 30 ms after the call */
+    pthread_mutex_unlock(&fk.lock);
+    nanosleep(&(struct timespec){0, 30000000}, NULL);
+    pthread_mutex_lock(&fk.lock);
+  }
   if (fk.mode == HANG) {
     pthread_mutex_unlock(&fk.lock);
     struct timespec t = {0, 2000000};
@@ -133,7 +138,7 @@ static unsigned long fk_submitted(void) {
 
 static struct {
   pthread_mutex_t lock;
-  unsigned n[DP_SCHED_WORKER_STUCK + 1];
+  unsigned n[DP_SCHED_PROBE_SKIPPED + 1];
   uint64_t stall_ns;
   char last_msg[256];
 } evs = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -382,6 +387,38 @@ static void test_no_probe_while_stalled(void **state) {
   dp_sched_free(s);
 }
 
+/* A disk that takes 30 ms a read: the QD8 probe's 20 ms budget is shorter
+ * than one read, so it is skipped, not given 8 more I/Os. */
+static void test_deep_probe_skipped_on_slow_disk(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("slow", "a", 0, "10", "5");
+  char err[256];
+  dp_probe_conf_t p;
+  dp_probe_conf_init(&p, "deep");
+  assert_int_equal(dp_probe_conf_set(&p, "QueueDepth", "8", err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "4k", err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "Duration", "0.02", err, 256), 0);
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, 256), 0);
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  fk_mode(SLOW);
+  dp_sched_step(s, 0, 0);
+  fk_mode(OK);
+  assert_int_equal(seen(DP_SCHED_PROBE_SKIPPED), 1);
+  assert_int_equal(fk_submitted(), 5); /* the QD1 probe's only */
+  dp_sched_sample_t out[4];
+  assert_int_equal(dp_sched_take(s, out, 4), 2);
+  assert_int_equal(out[1].r.ops, 0);
+  assert_true(out[1].last_in_round);
+  /* a fast disk runs both */
+  fake_now += S(10);
+  dp_sched_step(s, 0, 0);
+  assert_int_equal(seen(DP_SCHED_PROBE_SKIPPED), 1);
+  assert_true(fk_submitted() > 10);
+  dp_sched_free(s);
+}
+
 /* ---- a Device that appears after start ------------------------------------
  */
 
@@ -505,6 +542,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_no_probe_while_stalled, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_deep_probe_skipped_on_slow_disk,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_device_appears_after_start, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_threads_deliver_and_stop, setup,
