@@ -109,7 +109,8 @@ double dp_media_ceiling_s(dp_media_t m);
 
 /* A disk's media class and model from sysfs (sysroot "/sys"): nvme* is
  * NVMe; a virtio, xen or iSCSI driver, and loop, nbd and rbd devices are
- * virtual; else rotational 1 HDD, 0 SSD. model gets device/model ("" if none). */
+ * virtual; else rotational 1 HDD, 0 SSD. model gets device/model ("" if none).
+ */
 dp_media_t dp_media_classify_at(const char *sysroot, const char *disk,
                                 char *model, size_t model_len);
 
