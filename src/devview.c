@@ -12,7 +12,7 @@ typedef struct {
 } baseline_t;
 
 struct dp_devview {
-  char path[256];
+  char path[256], sysroot[256];
   size_t cap;
   dp_diskstats_tracker_t tracker;
   dp_diskstats_slot_t *slots;
@@ -31,6 +31,7 @@ int dp_devview_new(dp_devview_t **out, const char *path, size_t max_devices) {
   if (v == NULL)
     return -ENOMEM;
   snprintf(v->path, sizeof(v->path), "%s", path);
+  snprintf(v->sysroot, sizeof(v->sysroot), "/sys");
   v->cap = max_devices;
   v->slots = calloc(max_devices, sizeof(*v->slots));
   v->metrics = calloc(max_devices, sizeof(*v->metrics));
@@ -67,6 +68,25 @@ int dp_devview_watch(dp_devview_t *v, const char *pattern) {
 }
 
 size_t dp_devview_npatterns(const dp_devview_t *v) { return v->npatterns; }
+
+void dp_devview_set_sysroot(dp_devview_t *v, const char *sysroot) {
+  snprintf(v->sysroot, sizeof(v->sysroot), "%s", sysroot);
+}
+
+/* 1 when sysfs says the device has no sectors (size 0); a device sysfs
+ * does not know is kept. */
+static int empty_device(const dp_devview_t *v, const char *name) {
+  char p[512];
+  snprintf(p, sizeof(p), "%s/class/block/%s/size", v->sysroot, name);
+  FILE *f = fopen(p, "re");
+  if (f == NULL)
+    return 0;
+  unsigned long long sectors = 1;
+  if (fscanf(f, "%llu", &sectors) != 1)
+    sectors = 1;
+  fclose(f);
+  return sectors == 0;
+}
 
 /* The counter's growth since the last read of device `name`. */
 static void probe_delta(dp_devview_t *v, const char *name,
@@ -112,8 +132,13 @@ int dp_devview_read(dp_devview_t *v, uint64_t now_ns,
     return rc;
   int n = dp_diskstats_tracker_feed(&v->tracker, v->buf, len, now_ns,
                                     v->metrics, v->cap);
+  int kept = 0;
   for (int i = 0; i < n; i++) {
-    dp_diskstats_metrics_t *m = &v->metrics[i];
+    if (empty_device(v, v->metrics[i].name))
+      continue;
+    if (kept != i)
+      v->metrics[kept] = v->metrics[i];
+    dp_diskstats_metrics_t *m = &v->metrics[kept++];
     const dp_io_counter_t *c = counter_of ? counter_of(m->name, arg) : NULL;
     uint64_t ios = 0, bytes = 0;
     if (c == NULL) { /* no probe runs there: none of it is ours */
@@ -123,7 +148,7 @@ int dp_devview_read(dp_devview_t *v, uint64_t now_ns,
     probe_delta(v, m->name, c, &ios, &bytes);
     dp_diskstats_probe_share(m, ios, bytes);
   }
-  return n;
+  return kept;
 }
 
 size_t dp_devview_values(const dp_diskstats_metrics_t *m,

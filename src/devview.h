@@ -24,6 +24,11 @@ typedef struct dp_devview dp_devview_t;
  * devices. -ENOMEM. */
 int dp_devview_new(dp_devview_t **out, const char *path, size_t max_devices);
 
+/* Where sysfs is ("/sys" unless set; a fixture tree in tests): a watched
+ * device whose /sys/class/block/NAME/size is 0 (an unattached loop device,
+ * an empty card reader) is left out -- its metrics would all be NaN. */
+void dp_devview_set_sysroot(dp_devview_t *v, const char *sysroot);
+
 /* Watches the devices matching a kernel-name glob ("sda", "nvme*n1");
  * a pattern already watched is ignored. -EINVAL for "" or a path (a '/'),
  * -ENAMETOOLONG, -ENOMEM. */
