@@ -13,7 +13,8 @@
 #    parser (written as recording rules into a temporary file)
 #  * every metric name used in dashboards, alert rules, their tests and the
 #    Grafana provisioning is in the catalogue below, with a type label value
-#    the catalogue allows
+#    the catalogue allows; every collectd_diskprobe_* name and type="..." value
+#    of the README's "Metric catalogue" section is in the catalogue below
 #  * the Grafana provisioning YAML parses and points at existing dashboards
 #    and panels
 #
@@ -52,13 +53,21 @@ collectd_diskprobe_percent                    utilization probe_share
 collectd_diskprobe_pending_operations         in_flight
 collectd_diskprobe_bytes                      avg_read_size avg_write_size
 collectd_diskprobe_target_device              <any>
+collectd_diskprobe_health                     level baseline ceiling peers stall errors
+collectd_diskprobe_armed                      armed
+collectd_diskprobe_slowdown                   round <probe>
+collectd_diskprobe_probe_baseline_p50         <probe>
+collectd_diskprobe_probe_baseline_mean        <probe>
+collectd_diskprobe_probe_baseline_iops        <probe>
+collectd_diskprobe_peer_ratio                 <probe>
 '
 # Probe names (type label of per-probe metrics) the dashboards and rules may
 # name literally.
 PROBES='randread-qd1 randread-qd32 seqread seqwrite randwrite syncwrite'
-# Series that are not diskprobe's but may be used: Prometheus' own ALERTS,
-# and the threshold overrides an operator records (see alerts.yml).
-EXTRA_METRICS='ALERTS diskprobe:probe_latency_p99_threshold_override:seconds'
+# Series that are not diskprobe's but may be used: Prometheus' own ALERTS and
+# up (a test's unrelated series), and the threshold overrides an operator
+# records (see alerts.yml).
+EXTRA_METRICS='ALERTS up diskprobe:probe_latency_p99_threshold_override:seconds'
 
 tmp=$(make_tmpdir)
 policy_created=
@@ -137,6 +146,7 @@ import sys
 import yaml
 
 dash, exprs_out = sys.argv[1], sys.argv[2]
+top = os.path.dirname(os.path.abspath(dash))
 
 catalogue = {}
 for line in os.environ["CATALOGUE"].strip().splitlines():
@@ -422,6 +432,33 @@ for rel, r in grafana_rules:
         check_expr(where, expr)
 report(not problems, f"grafana-provisioning: {len(docs)} files parse; provider, contact point, "
        f"{len(grafana_rules)} rules consistent" + "".join("\n  " + x for x in problems))
+
+# ---- the catalogue above against the README's ----------------------------
+problems = []
+try:
+    text = open(os.path.join(top, "README.md")).read()
+    sec = re.search(r"^## Metric catalogue\n(.*?)(?=^## )", text, re.M | re.S)
+except OSError as e:
+    sec, problems = None, [f"README.md: {e}"]
+if sec:
+    names = set(re.findall(r"\b(collectd_diskprobe_\w+)", sec.group(1)))
+    for name in sorted(names):
+        if name not in catalogue:
+            problems.append(f"README lists {name}, the catalogue here does not")
+    for name, value in re.findall(r'`(collectd_diskprobe_\w+)\{type="([^"]+)"\}`', sec.group(1)):
+        if value.isupper() or name not in catalogue:
+            continue  # a placeholder (PROBE, RULE, DISK), or reported above
+        if value not in catalogue[name] and "<any>" not in catalogue[name]:
+            problems.append(f"README: {name}{{type=\"{value}\"}}, the catalogue here has "
+                            f"{' '.join(sorted(catalogue[name]))}")
+    for m in re.finditer(r"`(\w+)-RULE` \(([^)]*)\)", sec.group(1)):
+        for rule in re.split(r",\s*", m.group(2)):
+            if rule not in catalogue.get("collectd_diskprobe_" + m.group(1), set()):
+                problems.append(f"README: rule {rule} of {m.group(1)} is not a type in the catalogue here")
+elif not problems:
+    problems.append("README.md has no '## Metric catalogue' section")
+report(not problems, f"README.md's metric catalogue ({len(names) if sec else 0} names) is in the catalogue here"
+       + "".join("\n  " + x for x in problems))
 
 report(not catalogue_problems, "every metric name and type label value is in the catalogue"
        + "".join("\n  " + x for x in catalogue_problems))
