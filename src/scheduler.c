@@ -350,10 +350,13 @@ static int target_open(dp_sched_t *s, target_t *t) {
     return 1;
   if (moved_filesystem(s, t))
     return 0;
-  int rc =
-      t->conf.is_device
-          ? dp_target_open_block(t->conf.path, &t->t)
-          : dp_target_open_file(t->conf.path, t->conf.file_size_bytes, &t->t);
+  int writes = 0; /* a probe file is opened for writing only if needed */
+  for (size_t i = 0; i < t->conf.nprobes; i++)
+    writes |= dp_pattern_writes(t->probes[i].conf.pattern);
+  int rc = t->conf.is_device
+               ? dp_target_open_block(t->conf.path, &t->t)
+               : dp_target_open_file(t->conf.path, t->conf.file_size_bytes,
+                                     writes, &t->t);
   if (rc < 0) {
     open_failed(s, t, rc, t->t.err);
     return 0;

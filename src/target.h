@@ -3,13 +3,29 @@
  * block device it only reads; and which block device backs either.
  *
  * Probe file
- *   Path rule: a path ending in ".probe" names the probe file itself; any
- *   other path names a directory (created, one level, mode 0700, if it is
- *   missing) that holds the probe file DP_PROBE_FILE_NAME.
+ *   Path rule: a path ending in ".probe" names the probe file itself (its
+ *   name at most NAME_MAX bytes); any other path names a directory
+ *   (created, one level, mode 0700, if it is missing) that holds the probe
+ *   file DP_PROBE_FILE_NAME. A relative path is taken from the cwd.
  *
- *   Layout (DP_PROBE_HEADER_BYTES header, then data to the end):
- *     header  magic "DISKPROBE-FILE", version, size, data offset, a
- *             "complete" flag; rest of the block random
+ *   Path safety: the directory is reached from "/" one component at a time
+ *   without following any symlink (openat2 RESOLVE_NO_SYMLINKS where the
+ *   kernel has it, else openat O_NOFOLLOW | O_DIRECTORY); "." and ".." are
+ *   resolved lexically, which is what the kernel would do without symlinks.
+ *   The directory and every ancestor must be owned by root or the effective
+ *   uid and not group/other-writable unless sticky (/tmp, /var/tmp are
+ *   fine; what is below them must be ours or root's). Otherwise -ELOOP or
+ *   -EPERM, with the real path of the offending component in t->err.
+ *   A directory on tmpfs, devtmpfs or ramfs is refused (-EMEDIUMTYPE): a
+ *   probe file in RAM measures memory, not a disk.
+ *
+ *   Layout (a header, then data to the end):
+ *     header  magic "DISKPROBE-FILE", version, header size, size, data
+ *             offset, a "complete" flag; rest of the block random. Its size
+ *             is DP_PROBE_HEADER_BYTES, or the O_DIRECT alignment where that
+ *             is larger (16 KiB-sector devices); the data offset it records
+ *             is where probes start, so files with a 4 KiB header stay
+ *             readable (and are re-laid where that offset is not aligned)
  *     data    incompressible random bytes, written with O_DIRECT over the
  *             whole size, then fsync'ed
  *   The header is written first with complete = 0 and rewritten with
@@ -21,7 +37,20 @@
  *   permission bits, one link, the magic and complete flag set, the size
  *   asked for, and fully allocated (st_blocks, SEEK_HOLE, and FIEMAP shows no
  *   unwritten or delayed extents). Ours but the wrong size or incomplete: it
- *   is laid out again. Not ours: refused, never touched.
+ *   is laid out again. So is a file shorter than a header that is provably
+ *   ours: regular, owned by us, mode 0600, one link, our name, and empty or
+ *   holding the start of our header (a crash before the first header write,
+ *   or `: > diskprobe.probe`). Not ours: refused, never touched. A FIFO,
+ *   socket or device at the path is refused (-EINVAL) without being opened
+ *   for I/O, and named.
+ *
+ *   Lock: while open, the file holds an OFD lock (fcntl F_OFD_SETLK) taken
+ *   before it is checked, laid out or removed: F_WRLCK on a writable fd; a
+ *   read-only fd cannot take F_WRLCK, so it takes F_RDLCK and refuses if
+ *   F_OFD_GETLK shows anyone else holding any lock. A file another process
+ *   (or another open in this one) holds is refused with -EBUSY and never
+ *   touched. A layout done for a read-only target hands the lock over
+ *   (downgraded, never released) to the read-only fd.
  *   Reads of holes or unwritten extents return zeros without touching the
  *   media, which is why "fully allocated" is checked and not assumed.
  *
@@ -40,7 +69,7 @@
 #include <sys/types.h>
 
 #define DP_PROBE_FILE_NAME "diskprobe.probe"
-#define DP_PROBE_HEADER_BYTES 4096u
+#define DP_PROBE_HEADER_BYTES 4096u /* the smallest header; see Layout */
 #define DP_PROBE_FILE_MIN_BYTES (1024u * 1024u)
 
 typedef enum { DP_TARGET_FILE = 0, DP_TARGET_BLOCK = 1 } dp_target_kind_t;
@@ -69,6 +98,7 @@ typedef struct {
   dev_t st_dev;         /* device id that serialises probes */
   dp_device_t dev;      /* resolved device; dev.name "" if unresolvable */
   char err[256];        /* cause of the last failure */
+  int writable;         /* 1: fd is O_RDWR (a probe file opened writable) */
 } dp_target_t;
 
 /*
@@ -88,19 +118,28 @@ int dp_device_resolve_at(const char *sysroot, unsigned major, unsigned minor,
 /*
  * Opens (creating and laying out when needed) the probe file for `path`
  * with size `size_bytes` (>= DP_PROBE_FILE_MIN_BYTES; rounded down to a
- * multiple of 1 MiB). On success t->fd is open O_RDWR | O_DIRECT.
- * Errors: -ELOOP path is a symlink; -EEXIST a file that is not ours;
- * -EINVAL O_DIRECT unsupported or not a regular file; -ENOSPC; -EACCES /
- * -EPERM; -EROFS; -EIO; others from the system.
+ * multiple of 1 MiB). `writable`: 1 if a write probe will run on it. On
+ * success t->fd is open O_DIRECT, O_RDWR if `writable`, else O_RDONLY (a
+ * layout opens the file for writing once, then reopens it read-only), so
+ * read-only probes do not keep the filesystem from being remounted
+ * read-only; t->writable says which, and t->fd holds the lock above.
+ * Errors: -EINVAL empty path, size below 1 MiB, O_DIRECT unsupported or
+ * not a regular file; -ENAMETOOLONG; -ELOOP a symlink in the path; -EPERM
+ * an unsafe directory; -EEXIST a file that is not ours; -EBUSY held by
+ * another process; -EMEDIUMTYPE in RAM; -ENOSPC; -EACCES; -EROFS; -EIO;
+ * others from the system.
  */
-int dp_target_open_file(const char *path, uint64_t size_bytes, dp_target_t *t);
+int dp_target_open_file(const char *path, uint64_t size_bytes, int writable,
+                        dp_target_t *t);
 
 /* Opens a block device read-only with O_DIRECT. -ENOTBLK if path is not
  * a block device. */
 int dp_target_open_block(const char *path, dp_target_t *t);
 
-/* Opens `path` as a block device if it is one, else as a probe file. */
-int dp_target_open(const char *path, uint64_t file_size_bytes, dp_target_t *t);
+/* Opens `path` as a block device if it is one (read-only whatever
+ * `writable` says), else as a probe file (see dp_target_open_file). */
+int dp_target_open(const char *path, uint64_t file_size_bytes, int writable,
+                   dp_target_t *t);
 
 /* Closes the fd (never unlinks). Safe on a closed target. */
 void dp_target_close(dp_target_t *t);

@@ -98,7 +98,8 @@ int dp_cmd_run(int argc, char **argv) {
   const char *path = argv[optind];
 
   dp_target_t t;
-  int rc = dp_target_open(path, c.target.file_size_bytes, &t);
+  int rc = dp_target_open(path, c.target.file_size_bytes,
+                          dp_pattern_writes(c.probe.pattern), &t);
   if (rc < 0) {
     fprintf(stderr, "diskprobe: %s: %s\n", path, t.err);
     return 1;

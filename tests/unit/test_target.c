@@ -5,13 +5,21 @@
  * fixture sysfs tree and from the live /sys, and the two error paths a real
  * filesystem here cannot produce on demand (O_DIRECT refused, injected with
  * --wrap=openat; no space, on a small tmpfs when we may mount one).
+ * Issue 12: a Path redirected through a directory another user owns, the
+ * lock against a second process, read-only opens, truncated own files,
+ * 4 KiB and 16 KiB-sector devices (loop devices, as root), FIFOs, sockets
+ * and devices at the probe path, empty and over-long names, RAM
+ * filesystems.
  *
- * Runs in $TMPDIR (default /var/tmp): it must support O_DIRECT.
+ * Runs in $TMPDIR (default /var/tmp): it must support O_DIRECT and be a
+ * real path (no symlink in it) that only root or we can write.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,8 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -68,8 +79,14 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fx_t *f = *state;
-  char cmd[600];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+  char cmd[1200];
+  /* what a failed test left mounted or attached under the directory */
+  snprintf(cmd, sizeof(cmd),
+           "awk -v d='%s/' 'index($2, d) == 1 {print $2}' /proc/mounts | "
+           "sort -r | xargs -r -n1 umount -l; for i in '%s'/*.img; do "
+           "[ -e \"$i\" ] && losetup -j \"$i\" | cut -d: -f1 | "
+           "xargs -r -n1 losetup -d; done; rm -rf '%s'",
+           f->dir, f->dir, f->dir);
   if (system(cmd) != 0)
     return -1;
   free(f);
@@ -97,7 +114,7 @@ static char *read_file(const char *p, size_t *len) {
 static void test_layout_fully_allocated_random(void **state) {
   fx_t *f = *state;
   dp_target_t t;
-  int rc = dp_target_open_file(f->dir, 8 * MiB, &t);
+  int rc = dp_target_open_file(f->dir, 8 * MiB, 1, &t);
   if (rc == -EINVAL && strstr(t.err, "O_DIRECT"))
     skip(); /* TMPDIR on a filesystem without O_DIRECT */
   if (rc != 0)
@@ -137,13 +154,13 @@ static void test_layout_fully_allocated_random(void **state) {
   dp_target_close(&t);
 
   /* Second open reuses the file as it is. */
-  assert_int_equal(dp_target_open_file(f->dir, 8 * MiB, &t), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 8 * MiB, 1, &t), 0);
   assert_int_equal(t.laid_out, 0);
   assert_true(t.dev.name[0] != '\0' || t.dev.major == 0);
   dp_target_close(&t);
 
   /* Another size: ours, so laid out again. */
-  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, &t), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 1, &t), 0);
   assert_int_equal(t.laid_out, 1);
   assert_int_equal(lstat(f->probe, &st), 0);
   assert_int_equal(st.st_size, 4 * MiB);
@@ -155,11 +172,11 @@ static void test_explicit_probe_path_and_new_dir(void **state) {
   char p[600];
   snprintf(p, sizeof(p), "%s/mine.probe", f->dir);
   dp_target_t t;
-  assert_int_equal(dp_target_open_file(p, 2 * MiB, &t), 0);
+  assert_int_equal(dp_target_open_file(p, 2 * MiB, 1, &t), 0);
   assert_string_equal(t.path, p);
   dp_target_close(&t);
   snprintf(p, sizeof(p), "%s/newdir", f->dir);
-  assert_int_equal(dp_target_open_file(p, 2 * MiB, &t), 0);
+  assert_int_equal(dp_target_open_file(p, 2 * MiB, 1, &t), 0);
   struct stat st;
   assert_int_equal(stat(p, &st), 0);
   assert_true(S_ISDIR(st.st_mode));
@@ -167,7 +184,7 @@ static void test_explicit_probe_path_and_new_dir(void **state) {
   dp_target_close(&t);
   /* Two levels missing: not created. */
   snprintf(p, sizeof(p), "%s/a/b", f->dir);
-  assert_int_equal(dp_target_open_file(p, 2 * MiB, &t), -ENOENT);
+  assert_int_equal(dp_target_open_file(p, 2 * MiB, 1, &t), -ENOENT);
   assert_non_null(strstr(t.err, "cannot create directory"));
 }
 
@@ -178,7 +195,7 @@ static void test_refuses_symlink(void **state) {
   write_file(victim, "precious");
   assert_int_equal(symlink(victim, f->probe), 0);
   dp_target_t t;
-  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, &t), -ELOOP);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -ELOOP);
   assert_non_null(strstr(t.err, "symlink"));
   assert_int_equal(t.fd, -1);
   size_t n;
@@ -192,7 +209,7 @@ static void test_refuses_foreign_file(void **state) {
   write_file(f->probe, "somebody else's data\n");
   chmod(f->probe, 0600);
   dp_target_t t;
-  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, &t), -EEXIST);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
   assert_non_null(strstr(t.err, "not a diskprobe probe file"));
   size_t n;
   char *c = read_file(f->probe, &n);
@@ -203,12 +220,12 @@ static void test_refuses_foreign_file(void **state) {
 static void test_refuses_hardlinked_probe_file(void **state) {
   fx_t *f = *state;
   dp_target_t t;
-  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, &t), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), 0);
   dp_target_close(&t);
   char other[600];
   snprintf(other, sizeof(other), "%s/other", f->dir);
   assert_int_equal(link(f->probe, other), 0);
-  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, &t), -EEXIST);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
   assert_non_null(strstr(t.err, "hard links"));
 }
 
@@ -216,18 +233,18 @@ static void test_refuses_unsafe_directory(void **state) {
   fx_t *f = *state;
   assert_int_equal(chmod(f->dir, 0777), 0);
   dp_target_t t;
-  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, &t), -EPERM);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EPERM);
   assert_non_null(strstr(t.err, "world-writable"));
   assert_int_equal(access(f->probe, F_OK), -1);
   assert_int_equal(chmod(f->dir, 01777), 0); /* sticky, like /tmp: fine */
-  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, &t), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), 0);
   dp_target_close(&t);
 }
 
 static void test_relays_incomplete_or_holey_file(void **state) {
   fx_t *f = *state;
   dp_target_t t;
-  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, &t), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 1, &t), 0);
   /* Punch a hole in the data: reads there would return zeros from no
    * media at all. The next open must notice and lay out again. */
   int fd = open(f->probe, O_RDWR);
@@ -241,7 +258,7 @@ static void test_relays_incomplete_or_holey_file(void **state) {
   close(fd);
   dp_target_close(&t);
   assert_int_equal(lseek(open(f->probe, O_RDONLY), 0, SEEK_HOLE), 1 * MiB);
-  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, &t), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 1, &t), 0);
   assert_int_equal(t.laid_out, 1);
   assert_int_equal(lseek(t.fd, 0, SEEK_HOLE), 4 * MiB);
   dp_target_close(&t);
@@ -252,7 +269,7 @@ static void test_relays_incomplete_or_holey_file(void **state) {
   int zr = fallocate(fd, FALLOC_FL_ZERO_RANGE, 2 * MiB, 1 * MiB);
   close(fd);
   if (zr == 0) {
-    assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, &t), 0);
+    assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 1, &t), 0);
     assert_int_equal(t.laid_out, 1);
     dp_target_close(&t);
   }
@@ -263,7 +280,7 @@ static void test_relays_incomplete_or_holey_file(void **state) {
   /* complete flag sits after magic[16], 2*u32, 3*u64 */
   assert_int_equal(pwrite(fd, &zero, 4, 16 + 8 + 24), 4);
   close(fd);
-  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, &t), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 1, &t), 0);
   assert_int_equal(t.laid_out, 1);
   dp_target_close(&t);
 }
@@ -272,7 +289,7 @@ static void test_odirect_refused(void **state) {
   fx_t *f = *state;
   refuse_odirect = 1;
   dp_target_t t;
-  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, &t), -EINVAL);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EINVAL);
   assert_string_equal(t.err, "filesystem does not support O_DIRECT");
   refuse_odirect = 0;
 }
@@ -285,7 +302,7 @@ static void test_no_space(void **state) {
   if (mount("dp-test", mnt, "tmpfs", 0, "size=4m,mode=0700") != 0)
     skip(); /* not root: cannot make a small filesystem here */
   dp_target_t t;
-  int rc = dp_target_open_file(mnt, 16 * MiB, &t);
+  int rc = dp_target_open_file(mnt, 16 * MiB, 1, &t);
   if (rc == -EINVAL && strstr(t.err, "O_DIRECT")) {
     umount(mnt);
     skip(); /* tmpfs without O_DIRECT (kernels before 6.6) */
@@ -306,9 +323,457 @@ static void test_missing_path_and_file_as_dir(void **state) {
   char q[700];
   snprintf(q, sizeof(q), "%s/sub", p);
   dp_target_t t;
-  assert_true(dp_target_open_file(q, 2 * MiB, &t) < 0);
+  assert_true(dp_target_open_file(q, 2 * MiB, 1, &t) < 0);
   assert_true(strlen(t.err) > 0);
-  assert_int_equal(dp_target_open_file(f->dir, 1000, &t), -EINVAL);
+  assert_int_equal(dp_target_open_file(f->dir, 1000, 1, &t), -EINVAL);
+}
+
+/* ---- issue 12 ------------------------------------------------------------ */
+
+static int nobody(uid_t *uid, gid_t *gid) {
+  struct passwd *pw = getpwnam("nobody");
+  if (pw == NULL || pw->pw_uid == 0)
+    return -1;
+  *uid = pw->pw_uid;
+  *gid = pw->pw_gid;
+  return 0;
+}
+
+static int entries(const char *dir) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+  closedir(d);
+  return n;
+}
+
+/* The issue's scenario: root's Path in a directory another user owns, and
+ * that user swaps the probe directory for a symlink to a victim directory. */
+static void test_refuses_redirected_parent(void **state) {
+  fx_t *f = *state;
+  uid_t nob = 0;
+  gid_t nog = 0;
+  if (geteuid() != 0 || nobody(&nob, &nog) < 0)
+    skip(); /* needs root and a user "nobody" */
+  char victim[600], u[600], dp[700];
+  snprintf(victim, sizeof(victim), "%s/victim", f->dir);
+  snprintf(u, sizeof(u), "%s/u", f->dir);
+  snprintf(dp, sizeof(dp), "%s/dp", u);
+  assert_int_equal(mkdir(victim, 0700), 0);
+  assert_int_equal(mkdir(u, 0755), 0);
+  assert_int_equal(chown(u, nob, nog), 0);
+  assert_int_equal(symlink(victim, dp), 0);
+  assert_int_equal(lchown(dp, nob, nog), 0); /* as nobody made it */
+  dp_target_t t;
+  int rc = dp_target_open_file(dp, 2 * MiB, 1, &t);
+  if (rc == 0)
+    dp_target_close(&t);
+  assert_int_equal(entries(victim), 0); /* nothing laid out there */
+  assert_int_equal(rc, -EPERM);
+  char want[700];
+  snprintf(want, sizeof(want), "directory %s is owned by uid %u", u,
+           (unsigned)nob);
+  if (strstr(t.err, want) == NULL)
+    fail_msg("expected '%s' in: %s", want, t.err);
+
+  /* In a directory only root can write: the symlink is still not followed,
+   * and the message names it. */
+  assert_int_equal(chown(u, 0, 0), 0);
+  assert_int_equal(dp_target_open_file(dp, 2 * MiB, 1, &t), -ELOOP);
+  assert_non_null(strstr(t.err, dp));
+  assert_non_null(strstr(t.err, "is a symlink (to "));
+  assert_int_equal(entries(victim), 0);
+
+  /* An ancestor group-writable, world-writable without the sticky bit. */
+  char g[600], sub[700];
+  snprintf(g, sizeof(g), "%s/g", f->dir);
+  snprintf(sub, sizeof(sub), "%s/sub", g);
+  assert_int_equal(mkdir(g, 0700), 0);
+  assert_int_equal(chmod(g, 0770), 0);
+  assert_int_equal(dp_target_open_file(sub, 2 * MiB, 1, &t), -EPERM);
+  snprintf(want, sizeof(want), "directory %s is group-writable", g);
+  assert_non_null(strstr(t.err, want));
+  assert_int_equal(chmod(g, 0777), 0);
+  assert_int_equal(dp_target_open_file(sub, 2 * MiB, 1, &t), -EPERM);
+  snprintf(want, sizeof(want),
+           "directory %s is world-writable without the sticky bit", g);
+  assert_non_null(strstr(t.err, want));
+  assert_int_equal(access(sub, F_OK), -1); /* nothing created below it */
+  /* Sticky, like /tmp: fine while what is below belongs to root or us... */
+  assert_int_equal(chmod(g, 01777), 0);
+  assert_int_equal(dp_target_open_file(sub, 2 * MiB, 1, &t), 0);
+  dp_target_close(&t);
+  /* ...and not where another user made the directory below it. */
+  char n[700], nx[800];
+  snprintf(n, sizeof(n), "%s/n", g);
+  snprintf(nx, sizeof(nx), "%s/x", n);
+  assert_int_equal(mkdir(n, 0755), 0);
+  assert_int_equal(chown(n, nob, nog), 0);
+  assert_int_equal(dp_target_open_file(nx, 2 * MiB, 1, &t), -EPERM);
+  assert_non_null(strstr(t.err, "owned by uid"));
+  assert_int_equal(access(nx, F_OK), -1);
+}
+
+/* A relative path and ".." resolve to the real path, said in t->path. */
+static void test_relative_path_is_resolved(void **state) {
+  fx_t *f = *state;
+  char want[700], cwd[PATH_MAX];
+  assert_non_null(getcwd(cwd, sizeof(cwd)));
+  assert_int_equal(chdir(f->dir), 0);
+  assert_int_equal(mkdir("a", 0700), 0);
+  dp_target_t t;
+  int rc = dp_target_open_file("a/../b/", 2 * MiB, 1, &t);
+  assert_int_equal(chdir(cwd), 0);
+  assert_int_equal(rc, 0);
+  snprintf(want, sizeof(want), "%s/b/%s", f->dir, DP_PROBE_FILE_NAME);
+  assert_string_equal(t.path, want);
+  dp_target_close(&t);
+}
+
+/* Another process (a fork()ed child here) holding the probe file: refused,
+ * and the file is not re-laid under it, whatever size is asked for. */
+static void test_refuses_file_held_by_another_process(void **state) {
+  fx_t *f = *state;
+  dp_target_t t;
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), 0);
+  dp_target_close(&t);
+  int go[2], done[2];
+  assert_int_equal(pipe(go), 0);
+  assert_int_equal(pipe(done), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) { /* holds the file read-only, the subtle case */
+    dp_target_t c;
+    char b = dp_target_open_file(f->dir, 2 * MiB, 0, &c) == 0 ? 'y' : 'n';
+    if (write(go[1], &b, 1) != 1 || read(done[0], &b, 1) < 0)
+      _exit(1);
+    _exit(0);
+  }
+  char b = 0;
+  assert_int_equal(read(go[0], &b, 1), 1);
+  assert_int_equal(b, 'y');
+  struct stat before, after;
+  assert_int_equal(stat(f->probe, &before), 0);
+  int rc_ro = dp_target_open_file(f->dir, 2 * MiB, 0, &t);
+  if (rc_ro == 0)
+    dp_target_close(&t);
+  char err[256];
+  snprintf(err, sizeof(err), "%s", t.err);
+  int rc_rw = dp_target_open_file(f->dir, 2 * MiB, 1, &t);
+  if (rc_rw == 0)
+    dp_target_close(&t);
+  int rc_size = dp_target_open_file(f->dir, 4 * MiB, 1, &t);
+  if (rc_size == 0)
+    dp_target_close(&t);
+  assert_int_equal(stat(f->probe, &after), 0);
+  assert_int_equal(write(done[1], "x", 1), 1);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_int_equal(rc_ro, -EBUSY);
+  char want[700];
+  snprintf(want, sizeof(want),
+           "probe file %s is held by another process (another collectd, or "
+           "`collectd -T`?)",
+           f->probe);
+  if (strstr(err, want) == NULL)
+    fail_msg("expected '%s' in: %s", want, err);
+  assert_int_equal(rc_rw, -EBUSY);
+  assert_int_equal(rc_size, -EBUSY);
+  assert_int_equal(after.st_ino, before.st_ino); /* not re-laid */
+  assert_int_equal(after.st_size, 2 * MiB);
+  /* The child gone, the file is free; a second open in this process
+   * (another description) is refused too while the first is open. */
+  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 0, &t), 0);
+  dp_target_t t2;
+  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 0, &t2), -EBUSY);
+  dp_target_close(&t);
+  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 1, &t2), 0);
+  dp_target_close(&t2);
+}
+
+/* Read probes only: the file is O_RDONLY (a layout writes it once), so it
+ * works on, and does not keep busy, a filesystem that goes read-only. */
+static void test_read_only_unless_writable(void **state) {
+  fx_t *f = *state;
+  dp_target_t t;
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 0, &t), 0);
+  assert_int_equal(t.laid_out, 1);
+  int fl = fcntl(t.fd, F_GETFL);
+  assert_int_equal(fl & O_ACCMODE, O_RDONLY);
+  assert_true(fl & O_DIRECT);
+  assert_int_equal(t.writable, 0);
+  dp_target_close(&t);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 0, &t), 0);
+  assert_int_equal(t.laid_out, 0);
+  assert_int_equal(fcntl(t.fd, F_GETFL) & O_ACCMODE, O_RDONLY);
+  dp_target_close(&t);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), 0);
+  assert_int_equal(fcntl(t.fd, F_GETFL) & O_ACCMODE, O_RDWR);
+  assert_int_equal(t.writable, 1);
+  dp_target_close(&t);
+
+  char ro[600];
+  snprintf(ro, sizeof(ro), "%s/ro", f->dir);
+  assert_int_equal(mkdir(ro, 0700), 0);
+  if (mount(f->dir, ro, NULL, MS_BIND, NULL) != 0)
+    skip(); /* not root: no read-only bind mount */
+  if (mount(NULL, ro, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
+    umount(ro);
+    skip();
+  }
+  int rc_ro = dp_target_open_file(ro, 2 * MiB, 0, &t);
+  int laid = t.laid_out;
+  if (rc_ro == 0)
+    dp_target_close(&t);
+  int rc_rw = dp_target_open_file(ro, 2 * MiB, 1, &t);
+  umount(ro);
+  assert_int_equal(rc_ro, 0);
+  assert_int_equal(laid, 0);
+  assert_int_equal(rc_rw, -EROFS);
+}
+
+/* Ours but truncated (empty, or shorter than a header): laid out again.
+ * Not provably ours: still refused. */
+static void test_relays_truncated_own_file(void **state) {
+  fx_t *f = *state;
+  dp_target_t t;
+  struct stat st;
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), 0);
+  dp_target_close(&t);
+  assert_int_equal(truncate(f->probe, 0), 0); /* `: > diskprobe.probe` */
+  if (dp_target_open_file(f->dir, 2 * MiB, 1, &t) != 0)
+    fail_msg("empty own file: %s", t.err);
+  assert_int_equal(t.laid_out, 1);
+  assert_int_equal(stat(f->probe, &st), 0);
+  assert_int_equal(st.st_size, 2 * MiB);
+  dp_target_close(&t);
+  assert_int_equal(truncate(f->probe, 100), 0); /* a header's first bytes */
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 0, &t), 0);
+  assert_int_equal(t.laid_out, 1);
+  dp_target_close(&t);
+  /* a crash between create and the first header write */
+  assert_int_equal(unlink(f->probe), 0);
+  int fd = open(f->probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), 0);
+  assert_int_equal(t.laid_out, 1);
+  dp_target_close(&t);
+  char p[600];
+  snprintf(p, sizeof(p), "%s/mine.probe", f->dir);
+  fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  close(fd);
+  assert_int_equal(dp_target_open_file(p, 2 * MiB, 1, &t), 0);
+  assert_int_equal(t.laid_out, 1);
+  dp_target_close(&t);
+
+  /* empty, but not a mode we create */
+  assert_int_equal(truncate(f->probe, 0), 0);
+  assert_int_equal(chmod(f->probe, 0644), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
+  assert_non_null(strstr(t.err, "not a diskprobe probe file"));
+  assert_int_equal(chmod(f->probe, 0600), 0);
+  /* empty, but with a second name */
+  char other[600];
+  snprintf(other, sizeof(other), "%s/other", f->dir);
+  assert_int_equal(link(f->probe, other), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
+  assert_non_null(strstr(t.err, "hard links"));
+  assert_int_equal(unlink(other), 0);
+  /* empty, but someone else's */
+  uid_t nob = 0;
+  gid_t nog = 0;
+  if (geteuid() == 0 && nobody(&nob, &nog) == 0) {
+    assert_int_equal(chown(f->probe, nob, nog), 0);
+    assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
+    assert_non_null(strstr(t.err, "owned by uid"));
+  }
+  assert_int_equal(stat(f->probe, &st), 0);
+  assert_int_equal(st.st_size, 0); /* none of them touched */
+}
+
+/* The header says where the data starts: a file laid out where the
+ * O_DIRECT alignment was 8 KiB is read with its own offset. */
+static void test_header_records_data_offset(void **state) {
+  fx_t *f = *state;
+  dp_target_t t;
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), 0);
+  dp_target_close(&t);
+  int fd = open(f->probe, O_RDWR);
+  uint32_t hdr = 8192;
+  uint64_t off = 8192;
+  /* magic[16], version, header_bytes (20), size (24), data_offset (32) */
+  assert_int_equal(pwrite(fd, &hdr, 4, 20), 4);
+  assert_int_equal(pwrite(fd, &off, 8, 32), 8);
+  assert_int_equal(fsync(fd), 0);
+  close(fd);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 0, &t), 0);
+  assert_int_equal(t.laid_out, 0);
+  assert_int_equal(t.data_offset, 8192);
+  assert_int_equal(t.data_bytes, 2 * MiB - 8192);
+  dp_target_close(&t);
+}
+
+/* A loop device with `sector` bytes per logical block, formatted by
+ * `mkfs` and mounted in the fixture directory: 0, or -1 to skip. */
+static int loop_fs(fx_t *f, unsigned sector, const char *mkfs, char *mnt,
+                   size_t mntlen) {
+  char img[600], cmd[1600], dev[64] = "";
+  snprintf(img, sizeof(img), "%s/lbs%u.img", f->dir, sector);
+  snprintf(mnt, mntlen, "%s/m%u", f->dir, sector);
+  snprintf(cmd, sizeof(cmd),
+           "truncate -s 512M '%s' && losetup -f --show --sector-size %u '%s' "
+           "2>/dev/null",
+           img, sector, img);
+  FILE *p = popen(cmd, "r");
+  if (p == NULL)
+    return -1;
+  int got = fgets(dev, sizeof(dev), p) != NULL;
+  pclose(p);
+  dev[strcspn(dev, "\n")] = '\0';
+  if (!got || dev[0] != '/')
+    return -1;
+  snprintf(cmd, sizeof(cmd),
+           "%s '%s' >/dev/null 2>&1 && mkdir -p '%s' && mount '%s' '%s' "
+           "2>/dev/null",
+           mkfs, dev, mnt, dev, mnt);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void check_sector(const char *mnt, unsigned sector) {
+  char p[700];
+  snprintf(p, sizeof(p), "%s/dp", mnt);
+  dp_target_t t;
+  if (dp_target_open_file(p, 8 * MiB, 1, &t) != 0)
+    fail_msg("%u-byte sectors: %s", sector, t.err);
+  uint32_t hdr =
+      sector > DP_PROBE_HEADER_BYTES ? sector : DP_PROBE_HEADER_BYTES;
+  assert_int_equal(t.align, sector);
+  assert_int_equal(t.data_offset, hdr);
+  assert_int_equal(t.data_bytes, 8 * MiB - hdr);
+  void *buf = NULL;
+  assert_int_equal(posix_memalign(&buf, sector, sector), 0);
+  assert_int_equal(pread(t.fd, buf, sector, (off_t)t.data_offset), sector);
+  dp_target_close(&t);
+  assert_int_equal(dp_target_open_file(p, 8 * MiB, 0, &t), 0);
+  assert_int_equal(t.laid_out, 0);
+  assert_int_equal(t.data_offset, hdr);
+  assert_int_equal(pread(t.fd, buf, sector, (off_t)t.data_offset), sector);
+  dp_target_close(&t);
+  free(buf);
+}
+
+static void test_large_sector_devices(void **state) {
+  fx_t *f = *state;
+  char mnt[600];
+  if (geteuid() != 0 || loop_fs(f, 4096, "mkfs.ext4 -q -F", mnt, sizeof(mnt)))
+    skip(); /* needs root, loop devices and mkfs.ext4 */
+  check_sector(mnt, 4096);
+  /* 16 KiB: ext4 cannot mount blocks over the page size; XFS can (Linux
+   * 6.12 and later), where mkfs.xfs is installed. */
+  if (loop_fs(f, 16384, "mkfs.xfs -q -f -b size=16384 -s size=16384", mnt,
+              sizeof(mnt)) != 0) {
+    fprintf(stderr, "    (no 16 KiB-sector XFS here: 4 KiB tested only)\n");
+    skip();
+  }
+  check_sector(mnt, 16384);
+  /* A file with a 4 KiB header here (copied from another disk): its data
+   * offset is not aligned, so it is laid out again. */
+  char p[700];
+  snprintf(p, sizeof(p), "%s/dp/%s", mnt, DP_PROBE_FILE_NAME);
+  int fd = open(p, O_RDWR);
+  uint32_t hdr = 4096;
+  uint64_t off = 4096;
+  assert_int_equal(pwrite(fd, &hdr, 4, 20), 4);
+  assert_int_equal(pwrite(fd, &off, 8, 32), 8);
+  assert_int_equal(fsync(fd), 0);
+  close(fd);
+  snprintf(p, sizeof(p), "%s/dp", mnt);
+  dp_target_t t;
+  assert_int_equal(dp_target_open_file(p, 8 * MiB, 0, &t), 0);
+  assert_int_equal(t.laid_out, 1);
+  assert_int_equal(t.data_offset, 16384);
+  dp_target_close(&t);
+}
+
+/* A FIFO, a socket, a character device at the probe path: named as what
+ * they are (and a FIFO is not opened for I/O: that would block). */
+static void test_names_special_files(void **state) {
+  fx_t *f = *state;
+  dp_target_t t;
+  assert_int_equal(mkfifo(f->probe, 0600), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 0, &t), -EINVAL);
+  assert_string_equal(t.err, "probe file path exists and is a FIFO (named "
+                             "pipe), not a regular file: not touching it");
+  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EINVAL);
+  assert_non_null(strstr(t.err, "FIFO"));
+  char p[600];
+  snprintf(p, sizeof(p), "%s/s.probe", f->dir);
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof(a));
+  a.sun_family = AF_UNIX;
+  snprintf(a.sun_path, sizeof(a.sun_path), "%s", p);
+  assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+  assert_int_equal(dp_target_open_file(p, 2 * MiB, 1, &t), -EINVAL);
+  assert_non_null(strstr(t.err, "is a socket, not a regular file"));
+  close(s);
+  snprintf(p, sizeof(p), "%s/c.probe", f->dir);
+  if (mknod(p, S_IFCHR | 0600, makedev(1, 3)) == 0) { /* /dev/null's */
+    assert_int_equal(dp_target_open_file(p, 2 * MiB, 1, &t), -EINVAL);
+    assert_non_null(strstr(t.err, "is a character device, not a regular"));
+  }
+}
+
+static void test_empty_and_long_names(void **state) {
+  fx_t *f = *state;
+  dp_target_t t;
+  assert_int_equal(dp_target_open_file("", 2 * MiB, 1, &t), -EINVAL);
+  assert_string_equal(t.err, "empty path");
+  assert_int_equal(dp_target_open("", 2 * MiB, 0, &t), -EINVAL);
+  assert_string_equal(t.err, "empty path");
+  char name[400], p[800];
+  memset(name, 'a', 300);
+  snprintf(name + 300, sizeof(name) - 300, ".probe");
+  snprintf(p, sizeof(p), "%s/%s", f->dir, name);
+  assert_int_equal(dp_target_open_file(p, 2 * MiB, 1, &t), -ENAMETOOLONG);
+  assert_string_equal(t.err, "probe file name is 306 bytes long, more than "
+                             "the 255 a file name may have");
+  assert_int_equal(entries(f->dir), 0); /* nothing made under another name */
+  snprintf(name + 249, sizeof(name) - 249, ".probe"); /* exactly 255 */
+  snprintf(p, sizeof(p), "%s/%s", f->dir, name);
+  assert_int_equal(dp_target_open_file(p, 2 * MiB, 1, &t), 0);
+  assert_string_equal(t.path, p);
+  dp_target_close(&t);
+}
+
+static void test_refuses_ram_filesystems(void **state) {
+  fx_t *f = *state;
+  static const char *const fs[] = {"tmpfs", "ramfs"};
+  for (int i = 0; i < 2; i++) {
+    char mnt[600], want[700];
+    snprintf(mnt, sizeof(mnt), "%s/%s", f->dir, fs[i]);
+    assert_int_equal(mkdir(mnt, 0700), 0);
+    if (mount("dp-test", mnt, fs[i], 0, "mode=0700") != 0)
+      skip(); /* not root */
+    dp_target_t t;
+    int rc = dp_target_open_file(mnt, 2 * MiB, 1, &t);
+    if (rc == 0)
+      dp_target_close(&t);
+    char err[256];
+    snprintf(err, sizeof(err), "%s", t.err);
+    int left = entries(mnt);
+    umount(mnt);
+    assert_int_equal(rc, -EMEDIUMTYPE);
+    snprintf(want, sizeof(want),
+             "%s is on %s: a probe file in RAM measures memory, not a disk",
+             mnt, i == 0 ? "tmpfs (or devtmpfs)" : "ramfs");
+    assert_string_equal(err, want);
+    assert_int_equal(left, 0);
+  }
 }
 
 /* ---- device resolution -------------------------------------------------- */
@@ -447,6 +912,16 @@ int main(void) {
       T(test_odirect_refused),
       T(test_no_space),
       T(test_missing_path_and_file_as_dir),
+      T(test_refuses_redirected_parent),
+      T(test_relative_path_is_resolved),
+      T(test_refuses_file_held_by_another_process),
+      T(test_read_only_unless_writable),
+      T(test_relays_truncated_own_file),
+      T(test_header_records_data_offset),
+      T(test_large_sector_devices),
+      T(test_names_special_files),
+      T(test_empty_and_long_names),
+      T(test_refuses_ram_filesystems),
       T(test_resolve_fixture_sysfs),
       T(test_resolve_stacked_sysfs),
       T(test_resolve_live),
