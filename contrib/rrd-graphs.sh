@@ -5,10 +5,11 @@
 #
 # RRD_DATADIR is the rrdtool plugin's DataDir (HOST/diskprobe-TARGET/*.rrd).
 # START/END are rrdtool times (default: -20min, now). For each host and
-# target it draws: latency percentiles per probe (log scale), IOPS and
+# target it draws: health and slowdown against the baseline, latency
+# percentiles per probe (log scale), IOPS (log scale) and
 # throughput of all probes, achieved queue depth, and the stall state; for
 # each device (diskprobe-DEVICE with read/write metrics) await, queue
-# length and utilisation. Needs only rrdtool.
+# length, and utilisation with the probes' share. Needs only rrdtool.
 set -euo pipefail
 src=${1:?usage: rrd-graphs.sh RRD_DATADIR OUT_DIR [START [END]]}
 out=${2:?usage: rrd-graphs.sh RRD_DATADIR OUT_DIR [START [END]]}
@@ -28,7 +29,9 @@ h2{border-bottom:1px solid #ccc}p.note{color:#555}</style></head><body>
 <p class="note">Latency graphs are per probe: the band is min..max, lines are p50, p90, p99.
 A healthy local SSD reads 8 KiB at queue depth 1 in tens to hundreds of microseconds;
 a p99 that climbs by an order of magnitude while IOPS falls is a degrading disk.
-"stalled" is 1 while an I/O has been outstanding longer than the target's Timeout.</p>
+"stalled" is 1 while an I/O has been outstanding longer than the target's Timeout.
+Each target starts with diskprobe's own verdict: health (0 ok, 1 warning, 2 failure) and the
+round's slowdown against the target's baseline with the rules' thresholds.</p>
 HTML
 
 probe_names() { # probe_names DIR: probes that have a latency file
@@ -66,6 +69,28 @@ for hostdir in "$src"/*/; do
     tag="$host-$inst"
     if [ -n "$(probe_names "$dir")" ]; then
       echo "<h2>$host: target $inst</h2>" >>"$html"
+      # The verdict first: health (0 ok, 1 warning, 2 failure) and the
+      # round's slowdown against the baseline, with the rules' levels.
+      if [ -f "$dir/health-level.rrd" ]; then
+        rrdtool graph "$out/$tag-health.png" "${common[@]}" --height 90 --lower-limit 0 --upper-limit 2 --rigid \
+          --y-grid 1:1 --title "$inst health (0 ok, 1 warning, 2 failure)" \
+          "DEF:h=$dir/health-level.rrd:value:MAX" "CDEF:ok=h,0,EQ,1,UNKN,IF" "CDEF:w=h,1,EQ,h,UNKN,IF" "CDEF:f=h,2,EQ,h,UNKN,IF" \
+          "TICK:ok#2ca02c:0.06: 0 = ok" "AREA:w#ffbf00:warning" "AREA:f#d62728:failure" "LINE2:h#555555:level" >/dev/null
+        echo "<img src=\"$tag-health.png\" alt=\"health\">" >>"$html"
+      fi
+      if [ -f "$dir/slowdown-round.rrd" ]; then
+        args=("DEF:s=$dir/slowdown-round.rrd:value:AVERAGE" "LINE3:s#000000:round" "GPRINT:s:LAST:last %5.2lfx\\l")
+        i=0
+        for p in $(probe_names "$dir"); do
+          [ -f "$dir/slowdown-$p.rrd" ] && args+=("DEF:p$i=$dir/slowdown-$p.rrd:value:AVERAGE" "LINE1:p$i#${colors[$((i % ${#colors[@]}))]}:$p")
+          i=$((i + 1))
+        done
+        rrdtool graph "$out/$tag-slowdown.png" "${common[@]}" --logarithmic --lower-limit 0.5 --upper-limit 20 --rigid \
+          --title "$inst slowdown against its baseline (1 = usual; none until armed)" --vertical-label "x baseline" \
+          "${args[@]}" "COMMENT:\\l" "HRULE:1.5#ffbf00:1.5x warn-slow (7 of 10)" "HRULE:2.2#ff7f0e:2.2x warn (3 of 3)" \
+          "HRULE:4#d62728:4x warn-fast (2 of 2)" >/dev/null
+        echo "<img src=\"$tag-slowdown.png\" alt=\"slowdown\">" >>"$html"
+      fi
       for p in $(probe_names "$dir"); do
         f="$dir/probe_latency-$p.rrd"
         png="$tag-latency-$p.png"
@@ -79,12 +104,13 @@ for hostdir in "$src"/*/; do
           "LINE2:p99#d62728:p99" "GPRINT:p99:LAST:%6.1lf%ss\\l" >/dev/null
         echo "<img src=\"$png\" alt=\"$p latency\">" >>"$html"
       done
-      multi "$inst IOPS" "I/O per second" operations_per_second value "$tag-iops.png" "$dir" --units=si
+      multi "$inst IOPS" "I/O per second" operations_per_second value "$tag-iops.png" "$dir" --units=si --logarithmic
       multi "$inst throughput" "bytes per second" bytes_per_second value "$tag-throughput.png" "$dir" --base 1024
       multi "$inst achieved queue depth" "I/Os in flight" queue_length value "$tag-qd.png" "$dir"
       if [ -f "$dir/stalled-stalled.rrd" ]; then
         rrdtool graph "$out/$tag-stalled.png" "${common[@]}" --height 80 --lower-limit 0 --upper-limit 1 --rigid \
-          --title "$inst stalled" "DEF:s=$dir/stalled-stalled.rrd:value:MAX" "AREA:s#d62728:stalled" >/dev/null
+          --title "$inst stalled (0 = ok)" "DEF:s=$dir/stalled-stalled.rrd:value:MAX" "CDEF:ok=s,0,EQ,1,UNKN,IF" \
+          "TICK:ok#2ca02c:0.1:0 = ok" "AREA:s#d62728:1 = stalled" >/dev/null
         echo "<img src=\"$tag-stalled.png\" alt=\"stalled\">" >>"$html"
       fi
     fi
@@ -97,11 +123,17 @@ for hostdir in "$src"/*/; do
       done
       rrdtool graph "$out/$tag-await.png" "${common[@]}" --title "$inst await (Avg. Disk sec/Read, sec/Write)" --vertical-label seconds "${args[@]}" >/dev/null
       echo "<img src=\"$tag-await.png\" alt=\"await\">" >>"$html"
-      args=()
-      [ -f "$dir/queue_length-average.rrd" ] && args+=("DEF:q=$dir/queue_length-average.rrd:value:AVERAGE" "LINE2:q#2ca02c:avg queue length")
-      [ -f "$dir/percent-utilization.rrd" ] && args+=("DEF:u=$dir/percent-utilization.rrd:value:AVERAGE" "CDEF:u100=u,100,/" "LINE2:u100#9467bd:utilisation/100")
-      [ ${#args[@]} -gt 0 ] && rrdtool graph "$out/$tag-queue.png" "${common[@]}" --title "$inst queue and utilisation" "${args[@]}" >/dev/null &&
+      if [ -f "$dir/queue_length-average.rrd" ]; then
+        rrdtool graph "$out/$tag-queue.png" "${common[@]}" --title "$inst average queue length (Avg. Disk Queue Length)" \
+          --vertical-label "I/Os" "DEF:q=$dir/queue_length-average.rrd:value:AVERAGE" "LINE2:q#2ca02c:avg queue length" >/dev/null
         echo "<img src=\"$tag-queue.png\" alt=\"queue\">" >>"$html"
+      fi
+      if [ -f "$dir/percent-utilization.rrd" ]; then
+        rrdtool graph "$out/$tag-util.png" "${common[@]}" --title "$inst utilisation (% Disk Time) and diskprobe's share" \
+          --vertical-label percent --lower-limit 0 "DEF:u=$dir/percent-utilization.rrd:value:AVERAGE" "LINE2:u#9467bd:utilisation" \
+          $([ -f "$dir/percent-probe_share.rrd" ] && echo "DEF:ps=$dir/percent-probe_share.rrd:value:AVERAGE LINE1:ps#8c564b:probe_share") >/dev/null
+        echo "<img src=\"$tag-util.png\" alt=\"utilisation\">" >>"$html"
+      fi
     fi
   done
 done
