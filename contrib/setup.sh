@@ -38,11 +38,16 @@ if [ "${SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
   fi
   export DEBIAN_FRONTEND=noninteractive
+  # A prometheus that runs already (the host's own) is left alone: only one
+  # that the install started is stopped, by its pid.
+  before=$(pgrep -x prometheus | sort || true)
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   [ "$made_policy" = 1 ] && rm -f "$policy"
   # A service that was started anyway is stopped: we run our own.
-  pkill -x prometheus 2>/dev/null || true
+  for pid in $(pgrep -x prometheus | sort || true); do
+    grep -qx "$pid" <<<"$before" || kill "$pid" 2>/dev/null || true
+  done
 fi
 
 if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ]; then
