@@ -1,0 +1,484 @@
+/* failslow.c - the fail-slow detector of failslow.h. */
+#include "failslow.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  char name[DP_FAILSLOW_NAME_MAX];
+  double cur_x, cur_y; /* this interval's sample (NaN: not fed) */
+  double *wx, *wy;     /* the window's samples, window_steps each */
+  unsigned wn;         /* valid samples in the window */
+  double *hx, *hy;     /* log summaries of the last model_windows (NaN) */
+  double *sr;          /* last score_windows window slowdowns (NaN) */
+  unsigned below;      /* windows in a row with score < clear_ratio */
+  dp_failslow_verdict_t v;
+} fs_dev_t;
+
+struct dp_failslow {
+  dp_failslow_conf_t c;
+  size_t n;
+  fs_dev_t *dev;
+  unsigned step_in_window;
+  unsigned hpos, spos; /* ring positions (next slot) */
+  double *px, *py;     /* scratch: peers' points, n * model_windows */
+  double *tmp;         /* scratch: n * model_windows */
+  double *lx, *ly;     /* this window's log summaries, n */
+  double *ll;          /* each device's log long score (NaN), n */
+  double *tmp2;        /* scratch: a ring's worth */
+  unsigned sring;      /* slowdowns kept per device */
+  double ts;
+};
+
+void dp_failslow_conf_init(dp_failslow_conf_t *c) {
+  c->window_steps = 20;
+  c->min_valid_steps = 10;
+  c->model_windows = 12;
+  c->score_windows = 24;
+  c->min_score_windows = 12;
+  c->clear_windows = 6;
+  c->min_peers = 2;
+  c->flag_ratio = 1.9;
+  c->clear_ratio = 1.4;
+  c->long_windows = 144;
+  c->long_ratio = 1.1;
+  c->long_z = 40;
+  c->long_floor = 0.002;
+  c->max_slope = 1.0;
+  c->min_load_spread = 1.25;
+  c->min_throughput = 4096;
+}
+
+int dp_failslow_conf_check(const dp_failslow_conf_t *c) {
+  if (c == NULL || c->window_steps < 1 ||
+      c->window_steps > DP_FAILSLOW_WINDOW_MAX || c->min_valid_steps < 1 ||
+      c->min_valid_steps > c->window_steps || c->model_windows < 1 ||
+      c->model_windows > DP_FAILSLOW_HISTORY_MAX || c->score_windows < 1 ||
+      c->score_windows > DP_FAILSLOW_HISTORY_MAX || c->min_score_windows < 1 ||
+      c->min_score_windows > c->score_windows || c->clear_windows < 1 ||
+      c->min_peers < 1)
+    return -EINVAL;
+  if (!(c->clear_ratio >= 1.0) || !(c->flag_ratio >= c->clear_ratio) ||
+      !(c->max_slope >= 0.0) || !(c->min_load_spread >= 1.0) ||
+      !(c->min_throughput >= 0.0) || !(c->long_ratio >= 1.0) ||
+      !(c->long_z > 0) || !(c->long_floor > 0) || !isfinite(c->long_z) ||
+      !isfinite(c->flag_ratio) || !isfinite(c->max_slope) ||
+      !isfinite(c->min_load_spread) || !isfinite(c->min_throughput))
+    return -EINVAL;
+  return 0;
+}
+
+static unsigned steps_for(double seconds, double interval_s, unsigned min) {
+  double s = ceil(seconds / interval_s - 1e-9);
+  if (s < min)
+    s = min;
+  return s > 1e6 ? 1000000u : (unsigned)s;
+}
+
+int dp_failslow_conf_for_interval(dp_failslow_conf_t *c, double interval_s) {
+  if (c == NULL || !(interval_s > 0) || !isfinite(interval_s))
+    return -EINVAL;
+  c->window_steps = steps_for(300, interval_s, 3);
+  c->min_valid_steps = (c->window_steps + 1) / 2;
+  double win_s = c->window_steps * interval_s;
+  c->model_windows = steps_for(3600, win_s, 1);
+  c->score_windows = steps_for(7200, win_s, 1);
+  c->min_score_windows = steps_for(3600, win_s, 1);
+  c->clear_windows = steps_for(1800, win_s, 1);
+  c->long_windows = steps_for(43200, win_s, 1);
+  return dp_failslow_conf_check(c);
+}
+
+int dp_failslow_new(dp_failslow_t **out, const dp_failslow_conf_t *c,
+                    size_t n) {
+  if (out == NULL || dp_failslow_conf_check(c) != 0 || n < 1 ||
+      n > DP_FAILSLOW_DEVICES_MAX)
+    return -EINVAL;
+  *out = NULL;
+  dp_failslow_t *d = calloc(1, sizeof(*d));
+  if (d == NULL)
+    return -ENOMEM;
+  d->c = *c;
+  d->n = n;
+  size_t w = c->window_steps, h = c->model_windows;
+  size_t s =
+      c->score_windows > c->long_windows ? c->score_windows : c->long_windows;
+  size_t per = 2 * w + 2 * h + s;
+  d->dev = calloc(n, sizeof(*d->dev));
+  /* one block for every device's arrays, one for the scratch */
+  double *block = malloc(n * per * sizeof(double));
+  size_t sc = 3 * n * h + 3 * n + s;
+  double *scratch = malloc(sc * sizeof(double));
+  if (d->dev == NULL || block == NULL || scratch == NULL) {
+    free(block);
+    free(scratch);
+    free(d->dev);
+    free(d);
+    return -ENOMEM;
+  }
+  for (size_t i = 0; i < n * per; i++)
+    block[i] = NAN;
+  for (size_t i = 0; i < n; i++) {
+    fs_dev_t *v = &d->dev[i];
+    double *p = block + i * per;
+    v->wx = p;
+    v->wy = p + w;
+    v->hx = p + 2 * w;
+    v->hy = p + 2 * w + h;
+    v->sr = p + 2 * w + 2 * h;
+    v->cur_x = v->cur_y = NAN;
+    v->v.slowdown = v->v.window_slowdown = NAN;
+    v->v.slowdown_long = v->v.z_long = NAN;
+    snprintf(v->name, sizeof(v->name), "dev%zu", i);
+  }
+  d->px = scratch;
+  d->py = scratch + n * h;
+  d->tmp = scratch + 2 * n * h;
+  d->lx = scratch + 3 * n * h;
+  d->ly = scratch + 3 * n * h + n;
+  d->ll = scratch + 3 * n * h + 2 * n;
+  d->tmp2 = scratch + 3 * n * h + 3 * n;
+  d->sring = (unsigned)s;
+  d->ts = NAN;
+  *out = d;
+  return 0;
+}
+
+void dp_failslow_free(dp_failslow_t *d) {
+  if (d == NULL)
+    return;
+  if (d->dev != NULL)
+    free(d->dev[0].wx); /* the block */
+  free(d->px);          /* the scratch */
+  free(d->dev);
+  free(d);
+}
+
+int dp_failslow_set_device(dp_failslow_t *d, size_t i, const char *name) {
+  if (d == NULL || i >= d->n || name == NULL)
+    return -EINVAL;
+  snprintf(d->dev[i].name, sizeof(d->dev[i].name), "%s", name);
+  return 0;
+}
+
+const char *dp_failslow_name(const dp_failslow_t *d, size_t i) {
+  return (d != NULL && i < d->n) ? d->dev[i].name : "";
+}
+
+size_t dp_failslow_ndevices(const dp_failslow_t *d) {
+  return d != NULL ? d->n : 0;
+}
+
+void dp_failslow_feed(dp_failslow_t *d, size_t i, double throughput,
+                      double latency_s) {
+  if (d == NULL || i >= d->n)
+    return;
+  d->dev[i].cur_x = throughput;
+  d->dev[i].cur_y = latency_s;
+}
+
+/* The k-th smallest of a[0..n) (0-based), Wirth's selection: afterwards
+ * a[0..k) <= a[k] <= a(k..n). Reorders a. */
+static double select_k(double *a, size_t n, size_t k) {
+  ptrdiff_t l = 0, m = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+  while (l < m) {
+    double x = a[kk];
+    ptrdiff_t i = l, j = m;
+    do {
+      while (a[i] < x)
+        i++;
+      while (x < a[j])
+        j--;
+      if (i <= j) {
+        double t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+        i++;
+        j--;
+      }
+    } while (i <= j);
+    if (j < kk)
+      l = i;
+    if (kk < i)
+      m = j;
+  }
+  return a[kk];
+}
+
+/* The median of a[0..n) (n >= 1); reorders a. */
+static double median(double *a, size_t n) {
+  double hi = select_k(a, n, n / 2);
+  if (n % 2)
+    return hi;
+  double lo = a[0];
+  for (size_t i = 1; i < n / 2; i++)
+    if (a[i] > lo)
+      lo = a[i];
+  return 0.5 * (lo + hi);
+}
+
+/* The slope of Tukey's resistant line through (x, y)[0..m): medians of the
+ * lower and upper thirds by x; 0 without enough spread of x. */
+static double resistant_slope(const dp_failslow_t *d, const double *x,
+                              const double *y, size_t m) {
+  if (m < 3)
+    return 0.0;
+  double *t = d->tmp;
+  memcpy(t, x, m * sizeof(double));
+  double q1 = select_k(t, m, m / 3);
+  memcpy(t, x, m * sizeof(double));
+  double q2 = select_k(t, m, m - 1 - m / 3);
+  if (!(q2 > q1))
+    return 0.0;
+  double xl[2], yl[2];
+  for (int side = 0; side < 2; side++) {
+    size_t k = 0;
+    for (size_t j = 0; j < m; j++)
+      if (side == 0 ? x[j] <= q1 : x[j] >= q2)
+        t[k++] = x[j];
+    xl[side] = median(t, k);
+    k = 0;
+    for (size_t j = 0; j < m; j++)
+      if (side == 0 ? x[j] <= q1 : x[j] >= q2)
+        t[k++] = y[j];
+    yl[side] = median(t, k);
+  }
+  double dx = xl[1] - xl[0];
+  if (!(dx >= log(d->c.min_load_spread)) || dx <= 0)
+    return 0.0;
+  double b = (yl[1] - yl[0]) / dx;
+  if (!(b > 0))
+    return 0.0;
+  return b > d->c.max_slope ? d->c.max_slope : b;
+}
+
+/* Closes the window: summaries, models, slowdowns, scores, decisions. */
+static void judge_window(dp_failslow_t *d) {
+  const dp_failslow_conf_t *c = &d->c;
+  size_t n = d->n, h = c->model_windows;
+  unsigned hslot = d->hpos, sslot = d->spos;
+
+  /* 1. summaries */
+  for (size_t i = 0; i < n; i++) {
+    fs_dev_t *v = &d->dev[i];
+    d->lx[i] = d->ly[i] = NAN;
+    if (v->wn >= c->min_valid_steps) {
+      size_t k = 0;
+      for (size_t s = 0; s < c->window_steps; s++)
+        if (!isnan(v->wx[s]))
+          d->tmp[k++] = v->wx[s];
+      double mx = median(d->tmp, k);
+      k = 0;
+      for (size_t s = 0; s < c->window_steps; s++)
+        if (!isnan(v->wy[s]))
+          d->tmp[k++] = v->wy[s];
+      double my = median(d->tmp, k);
+      d->lx[i] = log(mx);
+      d->ly[i] = log(my);
+    }
+    v->hx[hslot] = d->lx[i];
+    v->hy[hslot] = d->ly[i];
+    for (size_t s = 0; s < c->window_steps; s++)
+      v->wx[s] = v->wy[s] = NAN;
+    v->wn = 0;
+  }
+
+  /* 2-5. per device: its peers' model, its slowdown, score, decision */
+  for (size_t i = 0; i < n; i++) {
+    fs_dev_t *v = &d->dev[i];
+    double r = NAN;
+    unsigned peers = 0;
+    if (!isnan(d->lx[i])) {
+      for (size_t j = 0; j < n; j++)
+        if (j != i && !isnan(d->lx[j]))
+          peers++;
+    }
+    if (peers >= c->min_peers) {
+      size_t m = 0;
+      for (size_t j = 0; j < n; j++) {
+        if (j == i)
+          continue;
+        for (size_t w = 0; w < h; w++)
+          if (!isnan(d->dev[j].hx[w])) {
+            d->px[m] = d->dev[j].hx[w];
+            d->py[m] = d->dev[j].hy[w];
+            m++;
+          }
+      }
+      double b = resistant_slope(d, d->px, d->py, m);
+      size_t k = 0;
+      for (size_t j = 0; j < n; j++)
+        if (j != i && !isnan(d->lx[j]))
+          d->tmp[k++] = d->ly[j] - b * d->lx[j];
+      double a = median(d->tmp, k);
+      r = exp(d->ly[i] - (a + b * d->lx[i]));
+    }
+    v->sr[sslot] = r;
+    v->v.window_slowdown = r;
+    v->v.peers = peers;
+
+    /* 4. the scores: medians of the newest score_windows and long_windows
+     * slowdowns (ring order: sslot is the newest) */
+    size_t k = 0, kl = 0;
+    for (unsigned age = 0; age < d->sring; age++) {
+      double x = v->sr[(sslot + d->sring - age) % d->sring];
+      if (isnan(x))
+        continue;
+      if (age < c->score_windows)
+        d->tmp[k++] = x;
+      if (age < c->long_windows)
+        d->tmp2[kl++] = log(x);
+    }
+    v->v.windows = (unsigned)k;
+    v->v.slowdown = k >= c->min_score_windows ? median(d->tmp, k) : NAN;
+    d->ll[i] = kl >= (c->long_windows + 1) / 2 ? median(d->tmp2, kl) : NAN;
+    v->v.slowdown_long = isnan(d->ll[i]) ? NAN : exp(d->ll[i]);
+  }
+
+  /* 4b. the long score against the peers' long scores */
+  for (size_t i = 0; i < n; i++) {
+    fs_dev_t *v = &d->dev[i];
+    v->v.z_long = NAN;
+    if (isnan(d->ll[i]))
+      continue;
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++)
+      if (j != i && !isnan(d->ll[j]))
+        d->tmp[k++] = d->ll[j];
+    if (k < c->min_peers)
+      continue;
+    double m = median(d->tmp, k);
+    for (size_t j = 0; j < k; j++)
+      d->tmp[j] = fabs(d->tmp[j] - m);
+    double s = 1.4826 * median(d->tmp, k);
+    if (s < c->long_floor)
+      s = c->long_floor;
+    v->v.z_long = (d->ll[i] - m) / s;
+  }
+
+  /* 5. decisions */
+  for (size_t i = 0; i < n; i++) {
+    fs_dev_t *v = &d->dev[i];
+    int fast = !isnan(v->v.slowdown) && v->v.slowdown >= c->flag_ratio;
+    /* sustained: the long score stands out, and the drive is still slow
+     * now (a recovered drive's long median lags by hours) */
+    int slow = !isnan(v->v.z_long) && v->v.z_long >= c->long_z &&
+               v->v.slowdown_long >= c->long_ratio &&
+               !isnan(v->v.slowdown) && v->v.slowdown >= c->long_ratio;
+    int was = v->v.flagged;
+    if (fast || slow) {
+      if (!was) {
+        v->v.flagged = 1;
+        v->v.rule = fast ? DP_FAILSLOW_RULE_FAST : DP_FAILSLOW_RULE_SUSTAINED;
+      }
+      v->below = 0;
+    } else if (was) {
+      int low = (isnan(v->v.slowdown) || v->v.slowdown < c->clear_ratio) &&
+                (isnan(v->v.z_long) || v->v.z_long < c->long_z / 2 ||
+                 v->v.slowdown_long < c->long_ratio);
+      int known = !isnan(v->v.slowdown) || !isnan(v->v.z_long);
+      v->below = known && low ? v->below + 1 : (known ? 0 : v->below);
+      if (v->below >= c->clear_windows) {
+        v->v.flagged = 0;
+        v->v.rule = DP_FAILSLOW_RULE_NONE;
+        v->below = 0;
+      }
+    }
+    v->v.changed = v->v.flagged != was;
+  }
+  d->hpos = (hslot + 1) % c->model_windows;
+  d->spos = (sslot + 1) % d->sring;
+}
+
+int dp_failslow_step(dp_failslow_t *d, double ts, dp_failslow_verdict_t *out) {
+  if (d == NULL)
+    return 0;
+  const dp_failslow_conf_t *c = &d->c;
+  unsigned s = d->step_in_window;
+  for (size_t i = 0; i < d->n; i++) {
+    fs_dev_t *v = &d->dev[i];
+    double x = v->cur_x, y = v->cur_y;
+    if (isfinite(x) && isfinite(y) && y > 0 && x >= c->min_throughput &&
+        x > 0) {
+      v->wx[s] = x;
+      v->wy[s] = y;
+      v->wn++;
+    }
+    v->cur_x = v->cur_y = NAN;
+    v->v.changed = 0;
+  }
+  int closed = 0;
+  if (++d->step_in_window >= c->window_steps) {
+    d->step_in_window = 0;
+    d->ts = ts;
+    judge_window(d);
+    closed = 1;
+  }
+  if (out != NULL)
+    for (size_t i = 0; i < d->n; i++)
+      out[i] = d->dev[i].v;
+  return closed;
+}
+
+void dp_failslow_verdict(const dp_failslow_t *d, size_t i,
+                         dp_failslow_verdict_t *v) {
+  if (d == NULL || i >= d->n || v == NULL)
+    return;
+  *v = d->dev[i].v;
+  v->changed = 0;
+}
+
+void dp_failslow_describe(const dp_failslow_t *d, size_t i,
+                          const dp_failslow_verdict_t *v, char *buf,
+                          size_t len) {
+  if (buf == NULL || len == 0)
+    return;
+  if (d == NULL || i >= d->n || v == NULL) {
+    buf[0] = '\0';
+    return;
+  }
+  const char *name = d->dev[i].name;
+  int n = snprintf(buf, len, "%s: %s: ", name, v->flagged ? "fail-slow" : "ok");
+  if (n < 0 || (size_t)n >= len)
+    return;
+  if (isnan(v->slowdown))
+    n += snprintf(buf + n, len - n, "no 2-hour score yet (%u windows)",
+                  v->windows);
+  else
+    n += snprintf(buf + n, len - n,
+                  "%.2fx its %u peers at the same load over %u windows",
+                  v->slowdown, v->peers, v->windows);
+  if ((size_t)n >= len)
+    return;
+  if (!isnan(v->slowdown_long))
+    n += snprintf(buf + n, len - n,
+                  ", %.2fx (%.1f peer MADs) over the long "
+                  "score",
+                  v->slowdown_long, v->z_long);
+  if ((size_t)n >= len)
+    return;
+  if (v->flagged)
+    snprintf(buf + n, len - n,
+             "; by the %s rule (%.2fx, or %.2fx and %.0f "
+             "MADs)",
+             dp_failslow_rule_name(v->rule), d->c.flag_ratio, d->c.long_ratio,
+             d->c.long_z);
+  else
+    snprintf(buf + n, len - n, "; thresholds %.2fx, or %.2fx and %.0f MADs",
+             d->c.flag_ratio, d->c.long_ratio, d->c.long_z);
+}
+
+const char *dp_failslow_rule_name(dp_failslow_rule_t r) {
+  switch (r) {
+  case DP_FAILSLOW_RULE_FAST:
+    return "fast";
+  case DP_FAILSLOW_RULE_SUSTAINED:
+    return "sustained";
+  default:
+    return "none";
+  }
+}
