@@ -33,6 +33,10 @@ int dp_cmd_watch(int argc, char **argv);
 /* `diskprobe replay ...`: recorded rounds through the health rules. */
 int dp_cmd_replay(int argc, char **argv);
 
+/* `diskprobe failslow ...`: recorded drive series through the fail-slow
+ * detector (cmd_failslow.c). */
+int dp_cmd_failslow(int argc, char **argv);
+
 /* ---- common.c ---------------------------------------------------------- */
 
 /* What the table's flags fill in, with the plugin's defaults. */

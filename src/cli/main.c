@@ -7,6 +7,8 @@
  *                                      probe per round (cmd_watch.c)
  *   diskprobe replay [options] FILE... recorded rounds through the health
  *                                      rules (cmd_replay.c)
+ *   diskprobe failslow [options] HOSTDIR... recorded drive series through
+ *                                      the fail-slow detector (cmd_failslow.c)
  *   diskprobe options --markdown       (hidden) the configuration reference
  *                                      that README.md holds, from the table
  *
@@ -30,6 +32,7 @@ void dp_cli_usage(FILE *f) {
              "[--format text|json] DEVICE...\n"
              "       diskprobe replay [--format text|json] [--media CLASS] "
              "FILE...\n"
+             "       diskprobe failslow [--format text|json] HOSTDIR...\n"
              "       diskprobe --version\n"
              "\n"
              "TARGET is a block device (opened read-only) or a probe-file "
@@ -62,6 +65,8 @@ int main(int argc, char **argv) {
     return dp_cmd_watch(argc - 1, argv + 1);
   if (strcmp(argv[1], "replay") == 0)
     return dp_cmd_replay(argc - 1, argv + 1);
+  if (strcmp(argv[1], "failslow") == 0)
+    return dp_cmd_failslow(argc - 1, argv + 1);
   if (strcmp(argv[1], "options") == 0) {
     if (argc != 3 || strcmp(argv[2], "--markdown") != 0) {
       fprintf(stderr, "diskprobe: usage: diskprobe options --markdown\n");

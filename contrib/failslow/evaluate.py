@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""evaluate.py - diskprobe's fail-slow detector on the public Perseus subset.
+
+Runs `diskprobe failslow --format json` over every host of every cluster in
+a kratos-failslow style data directory (DATA/cluster_X/host_N/*.csv) and
+scores it at the drive level against DATA/slow_drive_info.csv: precision and
+recall per cluster and overall, and the time from each host's first sample
+to each true drive's first flag (median, max). Python standard library only.
+
+  python3 contrib/failslow/evaluate.py --diskprobe build/src/cli/diskprobe \\
+      --data /tmp/kratos/data [--clusters A,J] [--held-out C] [--jobs 2] \\
+      [-- extra diskprobe failslow flags]
+
+--held-out names clusters reported apart (and left out of "tuned on").
+Exit 0 after printing the table; 2 on bad usage or a failed run.
+"""
+import argparse
+import concurrent.futures
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def first_ts(hostdir):
+    days = sorted(f for f in os.listdir(hostdir) if f.endswith(".csv"))
+    best = None
+    for day in days[:1]:
+        with open(os.path.join(hostdir, day), newline="") as f:
+            r = csv.DictReader(f)
+            for row in r:
+                try:
+                    t = int(float(row["ts"]))
+                except (KeyError, ValueError):
+                    continue
+                best = t if best is None else min(best, t)
+    return best
+
+
+def run_host(diskprobe, hostdir, extra):
+    p = subprocess.run([diskprobe, "failslow", "--format", "json"] + extra +
+                       [hostdir], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (hostdir, p.returncode,
+                                                 p.stderr.strip()))
+    flags = [json.loads(line) for line in p.stdout.splitlines() if line]
+    return hostdir, flags, first_ts(hostdir)
+
+
+def fmt_h(seconds):
+    return "-" if seconds is None else "%.1f h" % (seconds / 3600.0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--diskprobe", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--clusters", default="A,J,C",
+                    help="cluster letters or names, comma-separated")
+    ap.add_argument("--held-out", default="C")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--list", action="store_true",
+                    help="print every false positive and missed drive")
+    ap.add_argument("extra", nargs="*", help="flags for diskprobe failslow")
+    a = ap.parse_args()
+
+    def cname(c):
+        return c if c.startswith("cluster_") else "cluster_" + c
+
+    clusters = [cname(c) for c in a.clusters.split(",") if c]
+    held = {cname(c) for c in a.held_out.split(",") if c}
+    labels = set()
+    try:
+        with open(os.path.join(a.data, "slow_drive_info.csv"), newline="") as f:
+            for row in csv.DictReader(f):
+                labels.add((row["cluster"], row["host_name"], row["disk_id"]))
+    except (OSError, KeyError) as e:
+        print("evaluate: %s: %s" % (a.data, e), file=sys.stderr)
+        return 2
+    hosts = []
+    for c in clusters:
+        cdir = os.path.join(a.data, c)
+        if not os.path.isdir(cdir):
+            print("evaluate: no %s" % cdir, file=sys.stderr)
+            return 2
+        for h in sorted(os.listdir(cdir)):
+            if os.path.isdir(os.path.join(cdir, h)):
+                hosts.append((c, h, os.path.join(cdir, h)))
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        futs = {ex.submit(run_host, a.diskprobe, d, a.extra): (c, h)
+                for c, h, d in hosts}
+        for fu in concurrent.futures.as_completed(futs):
+            try:
+                _, flags, t0 = fu.result()
+            except RuntimeError as e:
+                print("evaluate: %s" % e, file=sys.stderr)
+                return 2
+            results[futs[fu]] = (flags, t0)
+
+    rows = []
+    groups = [(c, [c]) for c in clusters]
+    tuned = [c for c in clusters if c not in held]
+    if tuned and len(tuned) < len(clusters):
+        groups.append(("tuned on (" + "+".join(x[8:] for x in tuned) + ")",
+                       tuned))
+    groups.append(("overall", clusters))
+    for name, members in groups:
+        tp = fp = fn = 0
+        delays, fps, fns = [], [], []
+        ndrives = 0
+        for (c, h), (flags, t0) in results.items():
+            if c not in members:
+                continue
+            flagged = {f["disk"]: f for f in flags}
+            truth = {d for (lc, lh, d) in labels if lc == c and lh == h}
+            for d, f in flagged.items():
+                if d in truth:
+                    tp += 1
+                    delays.append(f["first_flag_ts"] - t0)
+                else:
+                    fp += 1
+                    fps.append("%s/%s/%s %.2fx" % (c, h, d, f["slowdown"]))
+            for d in truth - set(flagged):
+                fn += 1
+                fns.append("%s/%s/%s" % (c, h, d))
+        ndrives = sum(1 for (c, h) in results if c in members)
+        prec = tp / (tp + fp) if tp + fp else float("nan")
+        rec = tp / (tp + fn) if tp + fn else float("nan")
+        med = statistics.median(delays) if delays else None
+        mx = max(delays) if delays else None
+        label = name[8:] if name.startswith("cluster_") else name
+        if name in held:
+            label += " (held out)"
+        rows.append((label, ndrives, tp + fn, tp, fp, fn, prec, rec,
+                     fmt_h(med), fmt_h(mx), fps, fns))
+    print("| cluster | hosts | slow drives | flagged true | false pos. | "
+          "missed | precision | recall | first flag median | max |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| %s | %d | %d | %d | %d | %d | %.2f | %.2f | %s | %s |" %
+              r[:10])
+    if a.list:
+        for r in rows[:len(clusters)]:
+            for x in r[10]:
+                print("false positive: " + x)
+            for x in r[11]:
+                print("missed: " + x)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
