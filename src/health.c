@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -695,7 +696,10 @@ static int parse_values(char *line, const char *want, float *vals,
   while ((tok = strtok_r(NULL, " \n", &save)) != NULL) {
     char *end;
     double x = strtod(tok, &end);
-    if (*end != '\0' || !(x > 0) || !isfinite(x) || n >= max)
+    /* and as the float it is kept as: 1e300 or 1e-50 would be kept as inf
+     * or 0, which the next save writes and the next load refuses */
+    if (*end != '\0' || !(x > 0) || !(x <= FLT_MAX) || n >= max ||
+        !((float)x > 0))
       return -1;
     vals[n++] = (float)x;
   }
@@ -712,12 +716,16 @@ int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen) {
   FILE *f = fopen(path, "re");
   if (f == NULL)
     return -errno;
-  size_t cap = 64 + 32 * (size_t)h->c.horizon_rounds;
+  /* a line of the longest file we may meet, whatever our own horizon: one
+   * saved with a longer one (a longer BaselineHorizon before a restart)
+   * loads, keeping the newest values */
+  size_t cap = 64 + 32 * (size_t)DP_HEALTH_HORIZON_MAX;
   char *line = malloc(cap);
   size_t npend = 0, maxpend = 0;
   for (size_t i = 0; i < h->n; i++)
     maxpend += h->t[i].nprobes;
   pending_t *pend = calloc(maxpend + 1, sizeof(*pend));
+  pending_t pe = {0}; /* the probe being read */
   int rc = 0;
   unsigned lineno = 0;
 #define BAD(...)                                                               \
@@ -754,32 +762,27 @@ int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen) {
       if (strcmp(t->probes[k].name, pname) == 0 &&
           strcmp(t->probes[k].key, key) == 0)
         p = &t->probes[k];
-    pending_t pe = {.p = p, .n = n};
+    pe = (pending_t){.p = p, .n = n}; /* its values: freed at out */
     for (int s = 0; s < ST_COUNT; s++) {
       lineno++;
       if (!fgets(line, (int)cap, f))
         BAD("line %u: the file ends inside a probe", lineno);
-      float *vals = malloc((n ? n : 1) * sizeof(float));
-      if (vals == NULL) {
+      if (strchr(line, '\n') == NULL)
+        BAD("line %u: too long", lineno);
+      if ((pe.v[s] = malloc((n ? n : 1) * sizeof(float))) == NULL) {
         rc = -ENOMEM;
         goto out;
       }
-      int got = parse_values(line, st_names[s], vals, n);
-      if (got != (int)n) {
-        free(vals);
-        for (int q = 0; q < s; q++)
-          free(pe.v[q]);
+      if (parse_values(line, st_names[s], pe.v[s], n) != (int)n)
         BAD("line %u: expected %u positive values of %s", lineno, n,
             st_names[s]);
-      }
-      pe.v[s] = vals;
     }
-    if (p != NULL && npend < maxpend) {
+    if (p != NULL && npend < maxpend)
       pend[npend++] = pe;
-    } else {
+    else
       for (int s = 0; s < ST_COUNT; s++)
         free(pe.v[s]);
-    }
+    pe = (pending_t){0};
   }
   if (!ended)
     BAD("line %u: no \"end\" line (a truncated file)", lineno);
@@ -797,6 +800,8 @@ int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen) {
   }
 out:
 #undef BAD
+  for (int s = 0; s < ST_COUNT; s++)
+    free(pe.v[s]); /* a probe cut short by an error */
   for (size_t j = 0; pend && j < npend; j++)
     for (int s = 0; s < ST_COUNT; s++)
       free(pend[j].v[s]);

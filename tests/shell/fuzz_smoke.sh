@@ -1,0 +1,49 @@
+#!/bin/bash
+# fuzz_smoke.sh - a short, bounded run of every libFuzzer target
+# (tests/fuzz/: the /proc/diskstats parser and tracker, the number, size
+# and duration parsers, the configuration model, the health state file's
+# reader and its save/load round trip) over its seed corpus
+# (tests/fuzz/corpus/TARGET/) and what it finds in FUZZ_SECONDS (default
+# 20) seconds. Fails on any crash, sanitizer report, leak or broken
+# invariant; the input that did it is kept and named. Skips if clang's
+# libFuzzer is unavailable.
+#   FUZZ_SECONDS=300 bash tests/shell/fuzz_smoke.sh   # a longer run
+set -u
+. "$(dirname "$0")/lib.sh"
+
+secs=${FUZZ_SECONDS:-20}
+d=$(make_tmpdir)
+bin="$d/bin"
+bash "$top_srcdir/tests/fuzz/build.sh" "$bin" >"$d/build.out" 2>&1
+rc=$?
+[ $rc = 77 ] && skip "$(tail -1 "$d/build.out")"
+[ $rc = 0 ] || { cat "$d/build.out"; die "building the fuzzers failed"; }
+
+# the health target's saves fsync: a tmpfs keeps that cheap
+scratch=$(mktemp -d /dev/shm/diskprobe-fuzz.XXXXXX 2>/dev/null || mktemp -d "$d/scratch.XXXXXX")
+at_exit "rm -rf '$scratch'"
+keep="$top_builddir/tests/fuzz-artifacts"
+for t in diskstats units conf health_state; do
+  seeds="$top_srcdir/tests/fuzz/corpus/$t"
+  work="$d/corpus-$t" # the seeds stay as they are; new inputs go here
+  mkdir -p "$work" "$d/art-$t"
+  TMPDIR=$scratch "$bin/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 \
+    -max_len=8192 -print_final_stats=1 -artifact_prefix="$d/art-$t/" \
+    "$work" "$seeds" >"$d/fuzz-$t.log" 2>&1
+  rc=$?
+  runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$d/fuzz-$t.log")
+  rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$d/fuzz-$t.log")
+  nseeds=$(find "$seeds" -type f | wc -l)
+  if [ $rc = 0 ] && [ -z "$(ls -A "$d/art-$t")" ]; then
+    pass "fuzz_$t: ${runs:-?} runs in $secs s (${rate:-?}/s) from $nseeds seeds, no crash"
+  else
+    mkdir -p "$keep"
+    cp "$d/art-$t"/* "$keep/" 2>/dev/null
+    fail "fuzz_$t exited with status $rc after ${runs:-?} runs; inputs kept in $keep:" \
+      "$(cd "$d/art-$t" && ls | tr '\n' ' ')"
+    grep -E -m5 "ERROR|SUMMARY|runtime error|round trip" "$d/fuzz-$t.log" | sed 's/^/    /'
+    echo "  reproduce: bash tests/fuzz/build.sh /tmp/fz && /tmp/fz/fuzz_$t INPUT"
+  fi
+done
+
+finish fuzz_smoke
