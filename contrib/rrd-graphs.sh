@@ -71,10 +71,10 @@ for hostdir in "$src"/*/; do
       echo "<h2>$host: target $inst</h2>" >>"$html"
       # The verdict first: health (0 ok, 1 warning, 2 failure) and the
       # round's slowdown against the baseline, with the rules' levels.
-      if [ -f "$dir/health-level.rrd" ]; then
+      if [ -f "$dir/target_health-level.rrd" ]; then
         rrdtool graph "$out/$tag-health.png" "${common[@]}" --height 90 --lower-limit 0 --upper-limit 2 --rigid \
           --y-grid 1:1 --title "$inst health (0 ok, 1 warning, 2 failure)" \
-          "DEF:h=$dir/health-level.rrd:value:MAX" "CDEF:ok=h,0,EQ,1,UNKN,IF" "CDEF:w=h,1,EQ,h,UNKN,IF" "CDEF:f=h,2,EQ,h,UNKN,IF" \
+          "DEF:h=$dir/target_health-level.rrd:value:MAX" "CDEF:ok=h,0,EQ,1,UNKN,IF" "CDEF:w=h,1,EQ,h,UNKN,IF" "CDEF:f=h,2,EQ,h,UNKN,IF" \
           "TICK:ok#2ca02c:0.06: 0 = ok" "AREA:w#ffbf00:warning" "AREA:f#d62728:failure" "LINE2:h#555555:level" >/dev/null
         echo "<img src=\"$tag-health.png\" alt=\"health\">" >>"$html"
       fi

@@ -403,9 +403,9 @@ static void diskprobe_health_sample(diskprobe_ctx_t *ctx,
     x[0].gauge = (val);                                                        \
     diskprobe_submit(tc->name, type, ti, x, 1, tm, ivl);                       \
   } while (0)
-  ONE("health", "level", v.level);
+  ONE("target_health", "level", v.level);
   for (int k = 0; k < DP_RULE_COUNT; k++)
-    ONE("health", dp_health_rule_name((dp_health_rule_t)k), v.rule[k]);
+    ONE("target_health", dp_health_rule_name((dp_health_rule_t)k), v.rule[k]);
   ONE("armed", "armed", v.armed);
   ONE("slowdown", "round", v.slowdown);
   ONE("peer_ratio", tc->probes[0].name, v.peer_ratio);
@@ -540,9 +540,10 @@ static int diskprobe_init(void) {
     ERROR(PLUGIN_NAME " plugin: %s", err);
     return -1;
   }
-  static const char *const types[] = {"probe_latency",    "probe_errors",
-                                      "bytes_per_second", "stalled",
-                                      "saturated",        "target_device"};
+  static const char *const types[] = {
+      "probe_latency",  "probe_errors",  "bytes_per_second", "stalled",
+      "saturated",      "target_device", "target_health",    "slowdown",
+      "probe_baseline", "armed",         "peer_ratio"};
   for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
     if (plugin_get_ds(types[i]) == NULL) {
       ERROR(PLUGIN_NAME " plugin: type \"%s\" is not known: add "
@@ -570,6 +571,7 @@ static int diskprobe_init(void) {
   sc.splay = ctx->conf.splay;
   sc.on_event = diskprobe_event;
   sc.event_arg = ctx;
+  sc.thread_create = plugin_thread_create;
   int rc = dp_sched_new(&ctx->sched, &sc, ctx->targets, ctx->ntargets);
   if (rc < 0) {
     ERROR(PLUGIN_NAME " plugin: cannot set up the scheduler: %s",

@@ -367,8 +367,8 @@ static void judge_window(dp_failslow_t *d) {
     /* sustained: the long score stands out, and the drive is still slow
      * now (a recovered drive's long median lags by hours) */
     int slow = !isnan(v->v.z_long) && v->v.z_long >= c->long_z &&
-               v->v.slowdown_long >= c->long_ratio &&
-               !isnan(v->v.slowdown) && v->v.slowdown >= c->long_ratio;
+               v->v.slowdown_long >= c->long_ratio && !isnan(v->v.slowdown) &&
+               v->v.slowdown >= c->long_ratio;
     int was = v->v.flagged;
     if (fast || slow) {
       if (!was) {

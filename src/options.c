@@ -191,10 +191,11 @@ static const dp_option_t table[] = {
      .max = 60,
      .unit = "s",
      .default_doc = "`0`: by media class",
-     .help = "the first probe's p50 above this for 3 rounds in a row is a "
-             "WARNING (`health` rule `ceiling`), armed or not. Defaults: "
-             "NVMe 2 ms, SSD 5 ms, virtual or network disk 20 ms, HDD and "
-             "unknown 50 ms",
+     .help =
+         "the first probe's p50 above this for 3 rounds in a row is a "
+         "WARNING (`target_health` rule `ceiling`), armed or not. Defaults: "
+         "NVMe 2 ms, SSD 5 ms, virtual or network disk 20 ms, HDD and "
+         "unknown 50 ms",
      AT(dp_target_conf_t, ceiling_ns)},
     {.key = "Probe",
      .scope = DP_SCOPE_TARGET,

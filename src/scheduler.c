@@ -344,8 +344,18 @@ static int moved_filesystem(dp_sched_t *s, target_t *t) {
   return 1;
 }
 
-/* Opens the target and its engine if needed. 1 when open. */
+static void target_reset(target_t *t);
+
+/* Opens the target and its engine if needed. 1 when open. A probe file
+ * that changed under us since the last round (deleted, replaced,
+ * truncated, holes punched) is said once and opened afresh. */
 static int target_open(dp_sched_t *s, target_t *t) {
+  if (t->engine != NULL && dp_target_verify(&t->t) < 0 &&
+      dp_engine_outstanding(t->engine) == 0) {
+    open_failed(s, t, -ESTALE, t->t.err);
+    target_reset(t);
+    t->failed = 1;
+  }
   if (t->engine != NULL)
     return 1;
   if (moved_filesystem(s, t))
@@ -701,7 +711,12 @@ static int worker_start(dp_sched_t *s, size_t k) {
   a->s = s;
   a->k = k;
   pthread_mutex_lock(&s->lock);
-  int rc = w->started ? 0 : pthread_create(&w->thread, NULL, worker_main, a);
+  char name[16];
+  snprintf(name, sizeof(name), "diskprobe#%zu", k);
+  int rc = w->started ? 0
+           : s->c.thread_create == NULL
+               ? pthread_create(&w->thread, NULL, worker_main, a)
+               : s->c.thread_create(&w->thread, worker_main, a, name);
   if (rc == 0 && !w->started)
     w->started = 1;
   else

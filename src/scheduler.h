@@ -62,6 +62,7 @@
 #include "conf.h"
 #include "engine.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -123,6 +124,12 @@ typedef struct {
   void *clock_arg;
   dp_sched_event_fn on_event; /* may be NULL */
   void *event_arg;
+  /* Starts a worker thread; NULL: pthread_create. The collectd plugin
+   * passes plugin_thread_create, so the workers carry the plugin's context
+   * (its name and interval for log lines and complaint backoff). Returns
+   * 0 or an errno. */
+  int (*thread_create)(pthread_t *thread, void *(*start)(void *), void *arg,
+                       const char *name);
 } dp_sched_conf_t;
 
 /* Defaults: DutyCycle 2 %, splay on, /sys, queue 4, grace 5 s. */

@@ -907,6 +907,9 @@ int dp_target_open_file(const char *path, uint64_t size_bytes, int writable,
     close(dfd);
     struct stat st;
     fstat(fd, &st);
+    t->file_dev = st.st_dev;
+    t->file_ino = st.st_ino;
+    t->file_blocks = st.st_blocks;
     t->fd = fd;
     t->writable = writable;
     t->size_bytes = size_bytes;
@@ -918,6 +921,40 @@ int dp_target_open_file(const char *path, uint64_t size_bytes, int writable,
     rc = fail(t, -EAGAIN, "probe file keeps changing under us");
   close(dfd);
   return rc;
+}
+
+int dp_target_verify(dp_target_t *t) {
+  if (t->kind != DP_TARGET_FILE || t->fd < 0)
+    return 0;
+  struct stat now, at;
+  if (fstat(t->fd, &now) < 0)
+    return fail(t, -ESTALE, "cannot fstat the probe file: %s", strerror(errno));
+  if (fstatat(AT_FDCWD, t->path, &at, AT_SYMLINK_NOFOLLOW) < 0 ||
+      at.st_dev != t->file_dev || at.st_ino != t->file_ino || now.st_nlink == 0)
+    return fail(t, -ESTALE,
+                "probe file %s was deleted or replaced under us: opening "
+                "it again",
+                t->path);
+  /* Still our inode at our path, but damaged: it was ours a round ago and
+   * we hold its lock, so it goes, and opening again lays out a new one
+   * (a truncated and re-extended file has no header left to prove it). */
+  int damaged =
+      (uint64_t)now.st_size != t->size_bytes || now.st_blocks < t->file_blocks;
+  if (damaged)
+    unlinkat(AT_FDCWD, t->path, 0);
+  if ((uint64_t)now.st_size != t->size_bytes)
+    return fail(t, -ESTALE,
+                "probe file %s changed size under us (%llu bytes, was "
+                "%llu): checking it again",
+                t->path, (unsigned long long)now.st_size,
+                (unsigned long long)t->size_bytes);
+  if (now.st_blocks < t->file_blocks)
+    return fail(t, -ESTALE,
+                "probe file %s lost allocated blocks under us (%llu bytes "
+                "allocated, was %llu: holes punched?): checking it again",
+                t->path, (unsigned long long)now.st_blocks * 512,
+                (unsigned long long)t->file_blocks * 512);
+  return 0;
 }
 
 int dp_target_open(const char *path, uint64_t file_size_bytes, int writable,

@@ -99,6 +99,10 @@ typedef struct {
   dp_device_t dev;      /* resolved device; dev.name "" if unresolvable */
   char err[256];        /* cause of the last failure */
   int writable;         /* 1: fd is O_RDWR (a probe file opened writable) */
+  /* the probe file as it was opened, for dp_target_verify */
+  dev_t file_dev;
+  ino_t file_ino;
+  blkcnt_t file_blocks;
 } dp_target_t;
 
 /*
@@ -140,6 +144,22 @@ int dp_target_open_block(const char *path, dp_target_t *t);
  * `writable` says), else as a probe file (see dp_target_open_file). */
 int dp_target_open(const char *path, uint64_t file_size_bytes, int writable,
                    dp_target_t *t);
+
+/*
+ * Checks, cheaply, that an open probe file is still the one that was
+ * opened and still fully allocated: the path still names the same inode,
+ * with one link, the size asked for and at least the allocated blocks it
+ * had (one fstat and one fstatat); when those hold it returns 0 at once.
+ * A changed file -- deleted or replaced (another inode at the path, or no
+ * link left), truncated or extended, holes punched -- returns -ESTALE
+ * with the cause in t->err; the caller closes the target and opens it
+ * again. A damaged file that is still our inode at our path (we laid it
+ * out or checked it, and hold its lock) is unlinked first, so that open
+ * lays out a new one; anything else at the path is judged afresh. Reads of
+ * holes return zeros without touching the media: a probe file with holes would
+ * report fake IOPS. Block devices: 0.
+ */
+int dp_target_verify(dp_target_t *t);
 
 /* Closes the fd (never unlinks). Safe on a closed target. */
 void dp_target_close(dp_target_t *t);

@@ -94,7 +94,7 @@ sleep $healthy_s
 n=$(health_notes)
 [ "$n" = 0 ] && pass "healthy for ${healthy_s} s after arming: no health notification" ||
   fail "healthy run sent $n health notification(s): $(grep 'type = health' "$log" | head -3)"
-h=$(metric collectd_diskprobe_health level)
+h=$(metric collectd_diskprobe_target_health level)
 num_cmp "$h" '==' 0 && pass "health 0 while healthy" || fail "health $h while healthy"
 f=$(firing)
 [ -z "$f" ] && pass "no health alert while healthy" || fail "alerts firing while healthy: $f"
@@ -113,8 +113,8 @@ rounds=$(num_calc "($t1 - $t0) / $IVL" %.1f)
 num_cmp "$rounds" '<=' 3 && pass "health notification $((t1 - t0)) s after the throttle (~$rounds rounds of $IVL s, want <= 2 throttled rounds + the one in flight)" ||
   fail "health notification only after $((t1 - t0)) s (~$rounds rounds)"
 echo "  $(notif_msg "$log" 'type = health')"
-h=$(metric collectd_diskprobe_health level)
-num_cmp "$h" '>=' 1 && pass "write_prometheus: collectd_diskprobe_health{type=level} = $h" || fail "health $h after the throttle"
+h=$(metric collectd_diskprobe_target_health level)
+num_cmp "$h" '>=' 1 && pass "write_prometheus: collectd_diskprobe_target_health{type=level} = $h" || fail "health $h after the throttle"
 wait_until 10 alert_firing &&
   pass "Prometheus: $(firing) firing $(($(date +%s) - t1)) s after the notification" ||
   fail "no DiskProbeHealth alert firing in Prometheus: $(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/alerts" | head -c 600)"

@@ -899,10 +899,59 @@ static void test_resolve_live(void **state) {
   assert_int_equal(access(p, F_OK), 0);
 }
 
+/* A probe file changed under a running prober is noticed by the cheap
+ * per-round check: holes punched, truncated and re-extended, deleted,
+ * replaced; an unchanged one passes. */
+static void test_verify_notices_changes(void **state) {
+  fx_t *f = *state;
+  static const char *const cases[] = {"unchanged", "hole", "truncate", "delete",
+                                      "replace"};
+  static const char *const want[] = {NULL, "lost allocated blocks",
+                                     "changed size", "deleted or replaced",
+                                     "deleted or replaced"};
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    dp_target_t t;
+    int rc = dp_target_open_file(f->dir, 4 * MiB, 0, &t);
+    if (rc == -EINVAL && strstr(t.err, "O_DIRECT"))
+      skip();
+    if (rc != 0)
+      fail_msg("%s: open: %s", cases[c], t.err);
+    assert_int_equal(dp_target_verify(&t), 0);
+    int fd = open(f->probe, O_RDWR);
+    assert_true(fd >= 0);
+    if (c == 1)
+      assert_int_equal(
+          fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, MiB, MiB),
+          0);
+    if (c == 2)
+      assert_int_equal(ftruncate(fd, 2 * MiB), 0);
+    close(fd);
+    if (c == 3)
+      assert_int_equal(unlink(f->probe), 0);
+    if (c == 4) {
+      char other[700];
+      snprintf(other, sizeof(other), "%s.new", f->probe);
+      write_file(other, "x");
+      assert_int_equal(rename(other, f->probe), 0);
+    }
+    rc = dp_target_verify(&t);
+    if (want[c] == NULL) {
+      assert_int_equal(rc, 0);
+    } else {
+      if (rc != -ESTALE || strstr(t.err, want[c]) == NULL)
+        fail_msg("%s: expected -ESTALE and \"%s\", got %d \"%s\"", cases[c],
+                 want[c], rc, t.err);
+    }
+    dp_target_close(&t);
+    unlink(f->probe);
+  }
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
   const struct CMUnitTest tests[] = {
       T(test_layout_fully_allocated_random),
+      T(test_verify_notices_changes),
       T(test_explicit_probe_path_and_new_dir),
       T(test_refuses_symlink),
       T(test_refuses_foreign_file),
