@@ -391,9 +391,12 @@ static void diskprobe_health_sample(diskprobe_ctx_t *ctx,
                                     const dp_sched_sample_t *s, cdtime_t tm) {
   dp_health_verdict_t v;
   const dp_result_t *r = &s->r;
+  /* a probe that did no I/O and neither stalled nor failed was skipped
+   * (a disk too slow for it): not measured, rather than infinitely slow */
+  double iops = r->ops > 0 || r->stalled ? r->iops : NAN;
   if (!dp_health_feed(ctx->health, s->target, s->probe, r->lat_p50_s,
-                      r->lat_mean_s, r->iops, r->stalled,
-                      r->err_io + r->err_short, s->last_in_round, &v))
+                      r->lat_mean_s, iops, r->stalled, r->err_io + r->err_short,
+                      s->last_in_round, &v))
     return;
   const dp_target_conf_t *tc = &ctx->targets[s->target];
   cdtime_t ivl = NS_TO_CDTIME_T(s->interval_ns);

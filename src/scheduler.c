@@ -36,6 +36,10 @@ typedef struct {
   unsigned open_failures; /* consecutive */
   int failed;             /* the last round ended in a failure */
   size_t worker;
+  /* what other threads may read, under s->lock (the fields above belong
+   * to the worker that runs the target) */
+  int pub_opened;
+  char pub_device[64];
   probe_t probes[DP_PROBES_MAX];
 } target_t;
 
@@ -184,6 +188,17 @@ static const char *device_name(const dp_sched_t *s, const target_t *t) {
     return t->t.dev.name;
   const char *d = s->workers[t->worker].disk_name;
   return d[0] && strcmp(d, UNRESOLVED_DISK) != 0 ? d : "unknown";
+}
+
+/* Publishes the target's open state and device for dp_sched_target_state
+ * (worker thread, without the lock held). */
+static void publish(dp_sched_t *s, target_t *t) {
+  char dev[64];
+  snprintf(dev, sizeof(dev), "%s", device_name(s, t));
+  pthread_mutex_lock(&s->lock);
+  t->pub_opened = t->engine != NULL;
+  snprintf(t->pub_device, sizeof(t->pub_device), "%s", dev);
+  pthread_mutex_unlock(&s->lock);
 }
 
 static dp_sched_event_t event_of(const dp_sched_t *s, dp_sched_event_kind_t k,
@@ -657,8 +672,10 @@ uint64_t dp_sched_step(dp_sched_t *s, size_t wi, uint64_t wait_ns) {
   int unresolved = strcmp(w->disk_name, UNRESOLVED_DISK) == 0;
   pthread_mutex_unlock(&s->lock);
 
-  if (!unresolved || !regroup(s, wi, t))
+  if (!unresolved || !regroup(s, wi, t)) {
     round_run(s, w, t);
+    publish(s, t);
+  }
 
   pthread_mutex_lock(&s->lock);
   if (t->worker == wi) {
@@ -781,12 +798,13 @@ void dp_sched_target_state(dp_sched_t *s, size_t i,
   pthread_mutex_lock(&s->lock);
   const target_t *t = &s->targets[i];
   const worker_t *w = &s->workers[t->worker];
-  out->opened = t->engine != NULL;
+  out->opened = t->pub_opened;
   out->stalled = w->stalled && w->stalled_target == i;
   out->stall_ns = out->stalled ? now_ns(s) - w->stall_since_ns : 0;
   out->interval_ns = t->interval_ns;
   out->disk = w->disk_name;
-  out->device = device_name(s, t);
+  snprintf(out->device, sizeof(out->device), "%s",
+           t->pub_device[0] ? t->pub_device : "unknown");
   pthread_mutex_unlock(&s->lock);
 }
 

@@ -154,7 +154,7 @@ typedef struct {
   uint64_t stall_ns;    /* how long so far */
   uint64_t interval_ns; /* in force */
   const char *disk;     /* its worker's disk */
-  const char *device;   /* the device that holds its data, or "unknown" */
+  char device[64];      /* the device that holds its data, or "unknown" */
 } dp_sched_target_state_t;
 
 /*

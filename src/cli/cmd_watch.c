@@ -364,7 +364,7 @@ int dp_cmd_watch(int argc, char **argv) {
         pthread_mutex_lock(&w.lock);
         snprintf(path, sizeof(path), "%s", w.path[i]);
         pthread_mutex_unlock(&w.lock);
-        print_json(smp, path, ts.device ? ts.device : "unknown");
+        print_json(smp, path, ts.device);
       } else {
         print_text(smp, w.args[i], twidth, pwidth);
       }
