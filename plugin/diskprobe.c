@@ -29,6 +29,7 @@
 #include "devview.h"
 #include "events.h"
 #include "health.h"
+#include "peers.h"
 #include "scheduler.h"
 
 #include <errno.h>
@@ -53,7 +54,9 @@ typedef struct {
   dp_devview_t *devview; /* read thread only, after init */
   size_t nworkers_seen;  /* workers whose disk the view watches */
   c_complain_t ds_complaint;
-  int *saturated; /* per worker */
+  int *saturated;    /* per worker */
+  dp_peers_t *peers; /* fail-slow among the device view's disks */
+  int peers_tried;
 } diskprobe_ctx_t;
 
 /* collectd's config, init and shutdown callbacks take no user data. */
@@ -333,6 +336,55 @@ static const dp_io_counter_t *diskprobe_counter_of(const char *disk,
   return k < 0 ? NULL : dp_sched_worker_counter(arg, (size_t)k);
 }
 
+/* ---- fail-slow among peers (the device view's disks) ------------------ */
+
+static cdtime_t diskprobe_now, diskprobe_ivl; /* of the read in progress */
+
+static void diskprobe_peer_value(const dp_peers_disk_t *d, void *arg) {
+  (void)arg;
+  value_t v = {.gauge = d->v.slowdown};
+  diskprobe_submit(d->device, "slowdown", "peers", &v, 1, diskprobe_now,
+                   diskprobe_ivl);
+}
+
+static void diskprobe_peer_changed(const dp_peers_disk_t *d, void *arg) {
+  (void)arg;
+  notification_t n = {.time = diskprobe_now,
+                      .severity = d->v.flagged ? NOTIF_WARNING : NOTIF_OKAY};
+  snprintf(n.message, sizeof(n.message),
+           "diskprobe: host %s, device %s (%s%s%s%s%s), %zu peers: %s",
+           hostname_g, d->device, dp_media_name(d->media),
+           d->model[0] ? ", model " : "", d->model,
+           d->serial[0] ? ", serial " : "", d->serial, d->group_size - 1,
+           d->words);
+  sstrncpy(n.host, hostname_g, sizeof(n.host));
+  sstrncpy(n.plugin, PLUGIN_NAME, sizeof(n.plugin));
+  sstrncpy(n.plugin_instance, d->device, sizeof(n.plugin_instance));
+  sstrncpy(n.type, "failslow", sizeof(n.type));
+  plugin_dispatch_notification(&n);
+}
+
+/* The device view's disks against their peers; groups are formed at the
+ * first read with devices. */
+static void diskprobe_peers(diskprobe_ctx_t *ctx,
+                            const dp_diskstats_metrics_t *m, int n,
+                            cdtime_t now, cdtime_t ivl) {
+  if (n <= 0)
+    return;
+  if (!ctx->peers_tried) {
+    ctx->peers_tried = 1;
+    if (dp_peers_new(&ctx->peers, m, (size_t)n, "/sys",
+                     CDTIME_T_TO_DOUBLE(ivl)) == 0)
+      INFO(PLUGIN_NAME " plugin: fail-slow: %zu disk(s) in peer groups of "
+                       "three or more.",
+           dp_peers_ndevices(ctx->peers));
+  }
+  diskprobe_now = now;
+  diskprobe_ivl = ivl;
+  dp_peers_feed(ctx->peers, m, (size_t)n, CDTIME_T_TO_DOUBLE(now),
+                diskprobe_peer_value, diskprobe_peer_changed, ctx);
+}
+
 /* Dispatches the view of every watched device and sets each worker's
  * saturated flag. Read thread only. */
 static void diskprobe_devstats_read(diskprobe_ctx_t *ctx, cdtime_t now,
@@ -349,6 +401,7 @@ static void diskprobe_devstats_read(diskprobe_ctx_t *ctx, cdtime_t now,
   }
   c_release(LOG_INFO, &ctx->ds_complaint,
             PLUGIN_NAME " plugin: /proc/diskstats readable again.");
+  diskprobe_peers(ctx, m, n, now, ivl);
   for (int i = 0; i < n; i++) {
     int k = dp_sched_find_disk(ctx->sched, m[i].name);
     if (k >= 0)
@@ -527,6 +580,7 @@ static void diskprobe_ctx_free(diskprobe_ctx_t *ctx) {
   free(ctx->scratch);
   dp_devview_free(ctx->devview);
   dp_health_free(ctx->health);
+  dp_peers_free(ctx->peers);
   free(ctx->saturated);
   free(ctx);
 }

@@ -1,0 +1,187 @@
+/* peers.c - see peers.h. */
+#include "peers.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GROUPS_MAX 16
+
+typedef struct {
+  char name[DP_DISKSTATS_NAME_MAX];
+  char model[64], serial[64];
+  size_t group, index;
+} disk_t;
+
+typedef struct {
+  dp_media_t media;
+  char model[64];
+  size_t n;
+  dp_failslow_t *d;
+  dp_failslow_verdict_t *v;
+} group_t;
+
+struct dp_peers {
+  disk_t *disks;
+  size_t ndisks;
+  group_t groups[GROUPS_MAX];
+  size_t ngroups;
+};
+
+static int read_attr(const char *sysroot, const char *disk, const char *attr,
+                     char *out, size_t len) {
+  char p[512];
+  snprintf(p, sizeof(p), "%s/block/%s/%s", sysroot, disk, attr);
+  FILE *f = fopen(p, "re");
+  out[0] = '\0';
+  if (f == NULL)
+    return -1;
+  if (fgets(out, (int)len, f) == NULL)
+    out[0] = '\0';
+  fclose(f);
+  size_t n = strlen(out);
+  while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
+    out[--n] = '\0';
+  return 0;
+}
+
+/* A whole disk that is not stacked on others: /sys/block/NAME exists and
+ * its slaves/ is empty. */
+static int whole_disk(const char *sysroot, const char *name) {
+  char p[512], buf[8];
+  if (read_attr(sysroot, name, "size", buf, sizeof(buf)) < 0)
+    return 0; /* a partition has no /sys/block/NAME */
+  snprintf(p, sizeof(p), "%s/block/%s/dm/name", sysroot, name);
+  FILE *f = fopen(p, "re");
+  if (f != NULL) {
+    fclose(f);
+    return 0;
+  }
+  return strncmp(name, "md", 2) != 0;
+}
+
+int dp_peers_new(dp_peers_t **out, const dp_diskstats_metrics_t *m, size_t n,
+                 const char *sysroot, double interval_s) {
+  *out = NULL;
+  dp_failslow_conf_t fc;
+  dp_failslow_conf_init(&fc);
+  if (dp_failslow_conf_for_interval(&fc, interval_s) < 0)
+    return -EINVAL;
+  dp_peers_t *p = calloc(1, sizeof(*p));
+  if (p == NULL || (p->disks = calloc(n ? n : 1, sizeof(*p->disks))) == NULL) {
+    free(p);
+    return -ENOMEM;
+  }
+  group_t cand[GROUPS_MAX];
+  size_t ncand = 0;
+  memset(cand, 0, sizeof(cand));
+  for (size_t i = 0; i < n; i++) {
+    if (!whole_disk(sysroot, m[i].name))
+      continue;
+    disk_t *d = &p->disks[p->ndisks];
+    snprintf(d->name, sizeof(d->name), "%s", m[i].name);
+    dp_media_t media =
+        dp_media_classify_at(sysroot, d->name, d->model, sizeof(d->model));
+    if (read_attr(sysroot, d->name, "device/serial", d->serial,
+                  sizeof(d->serial)) < 0)
+      read_attr(sysroot, d->name, "device/wwid", d->serial, sizeof(d->serial));
+    size_t g = 0;
+    while (g < ncand &&
+           (cand[g].media != media || strcmp(cand[g].model, d->model) != 0))
+      g++;
+    if (g == ncand) {
+      if (ncand == GROUPS_MAX)
+        continue;
+      cand[ncand].media = media;
+      snprintf(cand[ncand].model, sizeof(cand[ncand].model), "%s", d->model);
+      ncand++;
+    }
+    d->group = g;
+    d->index = cand[g].n++;
+    p->ndisks++;
+  }
+  /* keep the groups of three or more; renumber */
+  size_t map[GROUPS_MAX];
+  for (size_t g = 0; g < ncand; g++) {
+    map[g] = SIZE_MAX;
+    if (cand[g].n < 3)
+      continue;
+    group_t *G = &p->groups[p->ngroups];
+    *G = cand[g];
+    if (dp_failslow_new(&G->d, &fc, G->n) < 0 ||
+        (G->v = calloc(G->n, sizeof(*G->v))) == NULL) {
+      dp_peers_free(p);
+      return -ENOMEM;
+    }
+    map[g] = p->ngroups++;
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < p->ndisks; i++) {
+    disk_t d = p->disks[i];
+    if (map[d.group] == SIZE_MAX)
+      continue;
+    d.group = map[d.group];
+    dp_failslow_set_device(p->groups[d.group].d, d.index, d.name);
+    p->disks[kept++] = d;
+  }
+  p->ndisks = kept;
+  *out = p;
+  return 0;
+}
+
+void dp_peers_free(dp_peers_t *p) {
+  if (p == NULL)
+    return;
+  for (size_t g = 0; g < p->ngroups; g++) {
+    dp_failslow_free(p->groups[g].d);
+    free(p->groups[g].v);
+  }
+  free(p->disks);
+  free(p);
+}
+
+size_t dp_peers_ndevices(const dp_peers_t *p) { return p ? p->ndisks : 0; }
+
+void dp_peers_feed(dp_peers_t *p, const dp_diskstats_metrics_t *m, size_t n,
+                   double ts, dp_peers_fn each, dp_peers_fn changed,
+                   void *arg) {
+  if (p == NULL || p->ndisks == 0)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    const dp_diskstats_metrics_t *x = &m[i];
+    for (size_t k = 0; k < p->ndisks; k++) {
+      disk_t *d = &p->disks[k];
+      if (strcmp(d->name, x->name) != 0)
+        continue;
+      uint64_t ios = x->d_reads + x->d_writes;
+      double lat =
+          ios ? (double)(x->d_read_ms + x->d_write_ms) / 1e3 / (double)ios
+              : NAN;
+      dp_failslow_feed(p->groups[d->group].d, d->index,
+                       x->read_bytes_per_s + x->write_bytes_per_s, lat);
+    }
+  }
+  for (size_t g = 0; g < p->ngroups; g++) {
+    group_t *G = &p->groups[g];
+    if (dp_failslow_step(G->d, ts, G->v) != 1)
+      continue;
+    for (size_t k = 0; k < p->ndisks; k++) {
+      disk_t *d = &p->disks[k];
+      if (d->group != g)
+        continue;
+      dp_peers_disk_t pd = {.device = d->name,
+                            .model = d->model,
+                            .serial = d->serial,
+                            .media = G->media,
+                            .group_size = G->n,
+                            .v = G->v[d->index]};
+      dp_failslow_describe(G->d, d->index, &pd.v, pd.words, sizeof(pd.words));
+      if (each)
+        each(&pd, arg);
+      if (pd.v.changed && changed)
+        changed(&pd, arg);
+    }
+  }
+}
