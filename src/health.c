@@ -144,6 +144,7 @@ void dp_health_conf_init(dp_health_conf_t *c) {
   c->fail = 8.0;
   c->clear = 1.3;
   c->peer_ratio = 3.0;
+  c->burst_scale = 1.5;
   c->ceiling_rounds = 3;
   c->peer_rounds = 3;
   c->clear_rounds = 3;
@@ -159,7 +160,8 @@ int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
       !(c->warn >= c->warn_slow) || !(c->warn_fast >= c->warn) ||
       !(c->fail >= c->warn_fast) || c->ceiling_rounds == 0 ||
       c->ceiling_rounds > HIST_N || c->clear_rounds == 0 ||
-      c->clear_rounds > HIST_N || c->peer_rounds == 0 || !(c->peer_ratio > 1))
+      c->clear_rounds > HIST_N || c->peer_rounds == 0 || !(c->peer_ratio > 1) ||
+      !(c->burst_scale >= 1))
     return -EINVAL;
   dp_health_t *h = calloc(1, sizeof(*h));
   if (h == NULL)
@@ -459,7 +461,7 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
         v->worst_probe = k;
       }
     }
-    double bb = second_largest(b, t->nprobes);
+    double bb = second_largest(b, t->nprobes) / c->burst_scale;
     v->slowdown_uniform = umax;
     v->slowdown = umax > bb ? umax : bb;
     if (!(v->slowdown == v->slowdown))

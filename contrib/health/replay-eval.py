@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """replay-eval.py - how the health rules do on recorded healthy series.
 
-    replay-eval.py [--diskprobe PATH] [--check] NAME=SERIES.jsonl[.gz] ...
+    replay-eval.py [--diskprobe PATH] [--check] NAME=SERIES.jsonl[.gz][:busy] ...
 
 Each SERIES is JSON lines of `diskprobe watch --format json` recorded on a
 healthy disk (tests/fixtures/health/). For each one it runs the very rules
@@ -19,6 +19,14 @@ the plugin runs, through `diskprobe replay`, and prints:
 
 --check exits 1 unless healthy and spikes have 0 warnings and the steps
 warn within 2 (10x), 3 (3x) and 10 (2x) rounds at every R.
+
+A series marked ":busy" was recorded on a disk other tenants loaded for
+minutes at a time (real multi-round slowdowns, not a healthy disk): its
+warnings as recorded are printed, not held against the rules; --check
+then requires that the spikes add no warning the recorded series does not
+already have (none more than 2 rounds from one of them), and the steps
+are placed only where the recorded series is quiet (no warning from 10
+rounds before R to 40 after), at least 6 of the 8 positions.
 Standard library only; deterministic (fixed random seed).
 """
 import gzip
@@ -80,24 +88,29 @@ def main(argv):
         elif a == "--check":
             check = True
         elif "=" in a:
-            series.append(a.split("=", 1))
+            name, path = a.split("=", 1)
+            busy = path.endswith(":busy")
+            series.append((name, path[:-5] if busy else path, busy))
         else:
             sys.exit(__doc__)
     if not series:
         sys.exit(__doc__)
     ok = True
-    print(f"{'series':<10} {'case':<9} {'rounds':>7} {'warnings':>9} {'failures':>9}  rounds to first warning (median / max / warned of {POSITIONS})")
-    for name, path in series:
+    print(f"{'series':<10} {'case':<9} {'rounds':>7} {'warnings':>9} {'failures':>9}  rounds to first warning (median / max / warned of placed)")
+    for name, path, busy in series:
         media = "hdd" if "hdd" in name else "ssd"
         rds = rounds_of(load(path))
         ev = replay(dp, rds, media)
         summ = [e for e in ev if e.get("summary")][0]
         w = warnings(ev)
-        print(f"{name:<10} {'healthy':<9} {summ['rounds']:>7} {len(w):>9} {summ['failures']:>9}")
-        for e in w[:5]:
+        recorded = [e["round"] for e in w]
+        print(f"{name:<10} {'healthy':<9} {summ['rounds']:>7} {len(w):>9} {summ['failures']:>9}"
+              + ("  (busy: real slowdowns of the shared disk, listed)" if busy else ""))
+        for e in w[:8]:
             print(f"{'':<21}round {e['round']}: {e['message']}")
-        ok &= len(w) == 0
+        ok &= busy or len(w) == 0
         armed = summ["armed_at"]
+        first_round = rds[0][0]["round"]
 
         rng = random.Random(7)
         spiked, i = [list(r) for r in rds], armed + 2
@@ -110,17 +123,22 @@ def main(argv):
         ev = replay(dp, spiked, media)
         w = warnings(ev)
         fails = [e for e in ev if e.get("summary")][0]["failures"]
-        print(f"{name:<10} {'spikes':<9} {len(spiked):>7} {len(w):>9} {fails:>9}  ({nspikes} single-round spikes of 5-20x)")
-        for e in w[:5]:
+        new = [e for e in w if not any(abs(e["round"] - r) <= 2 for r in recorded)]
+        print(f"{name:<10} {'spikes':<9} {len(spiked):>7} {len(w):>9} {fails:>9}  ({nspikes} single-round spikes of 5-20x; {len(new)} warnings the recorded series does not have)")
+        for e in new[:5]:
             print(f"{'':<21}round {e['round']}: {e['message']}")
-        ok &= len(w) == 0
+        ok &= len(new) == 0 if busy else len(w) == 0
 
         first_probe = rds[0][0]["probe"]
         span = len(rds) - armed - 40
         for f, within in STEPS:
-            took = []
+            took, placed = [], 0
             for k in range(POSITIONS):
                 start = armed + 10 + k * span // POSITIONS
+                r0 = first_round + start
+                if busy and any(r0 - 10 <= r <= r0 + 40 for r in recorded):
+                    continue
+                placed += 1
                 cut = [list(r) for r in rds[: start + 40]]
                 for j in range(start, len(cut)):
                     cut[j] = [scale(x, f) if x["probe"] == first_probe else x for x in cut[j]]
@@ -129,8 +147,8 @@ def main(argv):
                     took.append(w[0]["round"] - cut[start][0]["round"] + 1)
             med = statistics.median(took) if took else float("nan")
             mx = max(took) if took else float("nan")
-            print(f"{name:<10} {'step %gx' % f:<9} {'':>7} {'':>9} {'':>9}  {med:g} / {mx:g} / {len(took)}   (want <= {within})")
-            ok &= len(took) == POSITIONS and mx <= within
+            print(f"{name:<10} {'step %gx' % f:<9} {'':>7} {'':>9} {'':>9}  {med:g} / {mx:g} / {len(took)} of {placed} placed   (want <= {within})")
+            ok &= placed >= (6 if busy else POSITIONS) and len(took) == placed and mx <= within
     if check and not ok:
         print("replay-eval: FAIL: a healthy series warned, or a step was not caught in time")
         return 1
