@@ -1,6 +1,7 @@
 # tests/shell/lib.sh - shared helpers for the shell tests: results and
 # skipping, number comparisons, polling with deadlines, loop devices and
-# filesystems, cgroup-v1 blkio throttling, collectd (config, start, stop,
+# filesystems, block I/O throttling (cgroup v1 blkio or cgroup v2 io.max),
+# collectd (config, start, stop,
 # config check, log lines) and RRD files. Source it; every resource it makes
 # is released by cleanup, the EXIT trap it installs.
 #
@@ -12,7 +13,11 @@
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 DISKPROBE="$top_builddir/src/cli/diskprobe"
 PLUGIN_SO="$top_builddir/plugin/.libs/diskprobe.so"
-BLKIO=/sys/fs/cgroup/blkio
+# Where cgroups are looked for (CGROUP_ROOT, for the helpers' self-test a
+# fake tree): v1 blkio at $CGROUP_ROOT/blkio, else a v2 unified hierarchy at
+# $CGROUP_ROOT or $CGROUP_ROOT/unified (hybrid hosts). See cg_detect.
+: "${CGROUP_ROOT:=/sys/fs/cgroup}"
+BLKIO=$CGROUP_ROOT/blkio
 COLLECTD_HOST=diskprobe-test
 FAILED=0 PASSED=0
 
@@ -34,9 +39,18 @@ cleanup() {
   while read -r kind p; do [ "$kind" = loop ] && losetup -d "$p" 2>/dev/null; done <"$_REG"
   while read -r kind p; do
     [ "$kind" = cgroup ] && [ -f "$p/cgroup.procs" ] || continue
-    # move any straggler back to the root group before removing
-    while read -r pid; do echo "$pid" >"$BLKIO/cgroup.procs"; done <"$p/cgroup.procs" 2>/dev/null
+    # move any straggler back to the parent group (v1: the blkio root; v2:
+    # the unified root, which may hold processes) before removing
+    while read -r pid; do echo "$pid" >"${p%/*}/cgroup.procs"; done <"$p/cgroup.procs" 2>/dev/null
+    # a fake tree (the self-test) holds plain files; cgroupfs removes its own
+    case $(stat -f -c %T "$p" 2>/dev/null) in cgroup*) ;; *) rm -f "$p"/* ;; esac
     rmdir "$p" 2>/dev/null
+  done <"$_REG"
+  # v2: the io controller we enabled in a parent's subtree_control is
+  # disabled again, unless another test's cgroup is still there
+  while read -r kind p; do
+    [ "$kind" = cgroup-io ] || continue
+    compgen -G "$p/diskprobe-test-*" >/dev/null || echo -io >"$p/cgroup.subtree_control" 2>/dev/null
   done <"$_REG"
   if [ -z "${KEEP_TMP:-}" ]; then
     while read -r kind p; do [ "$kind" = dir ] && rm -rf "$p"; done <"$_REG"
@@ -86,10 +100,9 @@ need_loop() {
   [ -e /dev/loop-control ] || modprobe loop 2>/dev/null
   [ -e /dev/loop-control ] || skip "no loop device support (/dev/loop-control missing)"
 }
-need_blkio() {
-  [ -f "$BLKIO/blkio.throttle.read_iops_device" ] ||
-    skip "cgroup-v1 blkio throttling unavailable ($BLKIO/blkio.throttle.read_iops_device missing)"
-}
+# need_throttle: skips unless block I/O can be throttled per cgroup (cg_detect).
+need_throttle() { cg_detect || skip "no block I/O throttling: $CG_WHY"; }
+need_blkio() { need_throttle; } # the old name: v1 or v2, whichever exists
 # need WHAT...: need_WHAT for each, e.g. `need root loop collectd`.
 need() { local w; for w; do "need_$w"; done; }
 # need_cmd CMD [DEBIAN_PACKAGE]: skips unless CMD is installed.
@@ -229,19 +242,82 @@ make_fs() {
 # first counter) of NAME's /proc/diskstats line, -1 if the kernel has none.
 diskstat() { awk -v n="$1" -v c="$2" '$3 == n { print (NF >= c ? $c : -1) }' /proc/diskstats; }
 
-# make_cgroup: a new blkio cgroup; prints its directory.
+# cg_detect: which hierarchy throttles block I/O here. Sets CG_MODE (v1:
+# blkio.throttle.*_device files; v2: io.max) and CG_PARENT (where test
+# cgroups are made); returns 1 with CG_WHY saying why when neither exists.
+# (A controller is bound to one hierarchy: io is in v1 blkio or in v2.)
+cg_detect() {
+  local r
+  CG_WHY=
+  if [ -f "$BLKIO/blkio.throttle.read_iops_device" ]; then
+    CG_MODE=v1 CG_PARENT=$BLKIO
+    return 0
+  fi
+  for r in "$CGROUP_ROOT" "$CGROUP_ROOT/unified"; do
+    [ -f "$r/cgroup.controllers" ] || continue
+    if grep -qw io "$r/cgroup.controllers"; then
+      CG_MODE=v2 CG_PARENT=$r
+      return 0
+    fi
+    CG_WHY="${CG_WHY:+$CG_WHY; }cgroup v2 at $r has no io controller (cgroup.controllers: '$(cat "$r/cgroup.controllers")')"
+  done
+  CG_WHY="cgroup v1 blkio has no $BLKIO/blkio.throttle.read_iops_device; ${CG_WHY:-no cgroup v2 hierarchy at $CGROUP_ROOT or $CGROUP_ROOT/unified}"
+  CG_MODE=
+  return 1
+}
+
+# make_cgroup: a new cgroup that can throttle block I/O (v1 blkio, or v2
+# with io enabled in the parent's cgroup.subtree_control); prints its
+# directory.
 make_cgroup() {
-  local cg="$BLKIO/diskprobe-test-$$-$RANDOM"
-  mkdir "$cg" || skip "cannot create a blkio cgroup"
+  cg_detect || skip "no block I/O throttling: $CG_WHY"
+  local cg="$CG_PARENT/diskprobe-test-$$-$RANDOM"
+  if [ "$CG_MODE" = v2 ] && ! grep -qw io "$CG_PARENT/cgroup.subtree_control" 2>/dev/null; then
+    echo +io >"$CG_PARENT/cgroup.subtree_control" 2>/dev/null ||
+      skip "cannot enable the io controller in $CG_PARENT/cgroup.subtree_control (processes in a non-root cgroup?)"
+    echo "cgroup-io $CG_PARENT" >>"$_REG"
+  fi
+  mkdir "$cg" || skip "cannot create a $CG_MODE cgroup in $CG_PARENT"
   echo "cgroup $cg" >>"$_REG"
   echo "$cg"
 }
 
 devnum() { printf '%d:%d' "0x$(stat -c %t "$1")" "0x$(stat -c %T "$1")"; }
 
-# throttle CGROUP DEV KIND VALUE: KIND is read_iops, write_iops, read_bps...
-throttle() { echo "$(devnum "$2") $4" >"$1/blkio.throttle.$3_device"; }
-unthrottle() { echo "$(devnum "$2") 0" >"$1/blkio.throttle.$3_device"; }
+# _cg_v2 CGROUP: true if CGROUP throttles through io.max (v2): it has
+# io.max, or no v1 blkio file and a v2 parent (every v2 cgroup has
+# cgroup.controllers; a v1 one has not). Decided from the directory, since
+# make_cgroup runs in a subshell whose variables the test never sees.
+_cg_v2() {
+  [ -f "$1/io.max" ] || { [ ! -e "$1/blkio.throttle.read_iops_device" ] && [ -f "${1%/*}/cgroup.controllers" ]; }
+}
+# _cg_iomax KIND: the io.max key of a v1 KIND (read_iops -> riops ...).
+_cg_iomax() {
+  case $1 in
+  read_iops) echo riops ;; write_iops) echo wiops ;; read_bps) echo rbps ;; write_bps) echo wbps ;;
+  *) echo "  unknown throttle kind '$1'" >&2 && return 1 ;;
+  esac
+}
+
+# throttle CGROUP DEV KIND VALUE: KIND is read_iops, write_iops, read_bps
+# or write_bps (v1: blkio.throttle.KIND_device; v2: io.max riops/wiops/
+# rbps/wbps). unthrottle CGROUP DEV KIND lifts it (v1: 0; v2: max).
+throttle() {
+  if _cg_v2 "$1"; then
+    local k
+    k=$(_cg_iomax "$3") && echo "$(devnum "$2") $k=$4" >"$1/io.max"
+  else
+    echo "$(devnum "$2") $4" >"$1/blkio.throttle.$3_device"
+  fi
+}
+unthrottle() {
+  if _cg_v2 "$1"; then
+    local k
+    k=$(_cg_iomax "$3") && echo "$(devnum "$2") $k=max" >"$1/io.max"
+  else
+    echo "$(devnum "$2") 0" >"$1/blkio.throttle.$3_device"
+  fi
+}
 
 # in_cgroup CGROUP CMD...: runs CMD inside CGROUP.
 in_cgroup() {
