@@ -25,7 +25,7 @@ minutes at a time (real multi-round slowdowns, not a healthy disk): its
 warnings as recorded are printed, not held against the rules; --check
 then requires that the spikes add no warning the recorded series does not
 already have (none more than 2 rounds from one of them), and the steps
-are placed only where the recorded series is quiet (no warning from 10
+are placed only where the recorded series is quiet (no warning from 40
 rounds before R to 40 after), at least 6 of the 8 positions.
 Standard library only; deterministic (fixed random seed).
 """
@@ -136,7 +136,7 @@ def main(argv):
             for k in range(POSITIONS):
                 start = armed + 10 + k * span // POSITIONS
                 r0 = first_round + start
-                if busy and any(r0 - 10 <= r <= r0 + 40 for r in recorded):
+                if busy and any(r0 - 40 <= r <= r0 + 40 for r in recorded):
                     continue
                 placed += 1
                 cut = [list(r) for r in rds[: start + 40]]
