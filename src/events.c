@@ -56,7 +56,7 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
   case DP_SCHED_STRETCHED:
     snprintf(buf, len,
              "target \"%s\": a round keeps disk %s busy for %.2f s; "
-             "DutyCycle %g%% stretches ProbeInterval from %.0f s to %.0f s.",
+             "DutyCycle %g%% stretches ProbeInterval from %.3g s to %.3g s.",
              tn, ev->disk, (double)ev->busy_ns / 1e9, ev->duty_percent,
              (double)ev->configured_ns / 1e9, (double)ev->interval_ns / 1e9);
     return LOG_NOTICE;
