@@ -380,8 +380,10 @@ static int target_open(dp_sched_t *s, target_t *t) {
     writes |= dp_pattern_writes(t->probes[i].conf.pattern);
   int rc = t->conf.is_device
                ? dp_target_open_block(t->conf.path, &t->t)
-               : dp_target_open_file(t->conf.path, t->conf.file_size_bytes,
-                                     writes, &t->t);
+               : dp_target_open_file_stop(t->conf.path, t->conf.file_size_bytes,
+                                          writes, &s->stop, &t->t);
+  if (rc == -ECANCELED)
+    return 0; /* shutting down mid-layout: not a failure to report */
   if (rc < 0) {
     open_failed(s, t, rc, t->t.err);
     return 0;

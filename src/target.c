@@ -529,7 +529,8 @@ out:
 
 /* Writes incompressible data over the whole file after a header of `hdr`
  * bytes, then makes it durable. */
-static int lay_out(dp_target_t *t, int fd, uint64_t size, uint32_t hdr) {
+static int lay_out(dp_target_t *t, int fd, uint64_t size, uint32_t hdr,
+                   const atomic_int *stop) {
   uint64_t rng = dp_now_ns() | 1;
   int rc = write_header(fd, size, hdr, 0, &rng);
   if (rc < 0)
@@ -538,6 +539,13 @@ static int lay_out(dp_target_t *t, int fd, uint64_t size, uint32_t hdr) {
   if (posix_memalign(&buf, hdr, LAYOUT_CHUNK) != 0)
     return fail(t, -ENOMEM, "out of memory");
   for (uint64_t off = hdr; off < size;) {
+    if (stop != NULL && atomic_load_explicit(stop, memory_order_acquire)) {
+      free(buf);
+      return fail(t, -ECANCELED,
+                  "laying out the probe file was interrupted (%llu of %llu "
+                  "bytes written): shutting down",
+                  (unsigned long long)off, (unsigned long long)size);
+    }
     size_t len =
         size - off < LAYOUT_CHUNK ? (size_t)(size - off) : LAYOUT_CHUNK;
     dp_fill_random(buf, len, &rng);
@@ -816,6 +824,12 @@ static int reopen_read_only(dp_target_t *t, int dfd, const char *file, int fd) {
 
 int dp_target_open_file(const char *path, uint64_t size_bytes, int writable,
                         dp_target_t *t) {
+  return dp_target_open_file_stop(path, size_bytes, writable, NULL, t);
+}
+
+int dp_target_open_file_stop(const char *path, uint64_t size_bytes,
+                             int writable, const atomic_int *stop,
+                             dp_target_t *t) {
   target_init(t);
   t->kind = DP_TARGET_FILE;
   size_bytes -= size_bytes % DP_PROBE_FILE_MIN_BYTES;
@@ -880,7 +894,7 @@ int dp_target_open_file(const char *path, uint64_t size_bytes, int writable,
       }
     } else {
       uint32_t hdr = header_size(t->align);
-      rc = lay_out(t, fd, size_bytes, hdr);
+      rc = lay_out(t, fd, size_bytes, hdr, stop);
       char why[128] = "";
       if (rc == 0) {
         rc = check_allocated(fd, size_bytes, why, sizeof(why));

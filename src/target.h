@@ -65,6 +65,7 @@
 #define DP_TARGET_H
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -135,6 +136,13 @@ int dp_device_resolve_at(const char *sysroot, unsigned major, unsigned minor,
  */
 int dp_target_open_file(const char *path, uint64_t size_bytes, int writable,
                         dp_target_t *t);
+
+/* The same, and the layout of a new file stops when *stop becomes
+ * nonzero (a shutdown): -ECANCELED, the partial file removed. stop may be
+ * NULL. */
+int dp_target_open_file_stop(const char *path, uint64_t size_bytes,
+                             int writable, const atomic_int *stop,
+                             dp_target_t *t);
 
 /* Opens a block device read-only with O_DIRECT. -ENOTBLK if path is not
  * a block device. */

@@ -22,6 +22,7 @@
 #include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -947,11 +948,31 @@ static void test_verify_notices_changes(void **state) {
   }
 }
 
+/* A shutdown during the first layout stops it: -ECANCELED, no partial
+ * file left; without the stop it lays out. */
+static void test_layout_stops_on_shutdown(void **state) {
+  fx_t *f = *state;
+  atomic_int stop = 1;
+  dp_target_t t;
+  int rc = dp_target_open_file_stop(f->dir, 64 * MiB, 0, &stop, &t);
+  if (rc == -EINVAL && strstr(t.err, "O_DIRECT"))
+    skip();
+  if (rc != -ECANCELED || strstr(t.err, "interrupted") == NULL)
+    fail_msg("expected -ECANCELED and \"interrupted\", got %d \"%s\"", rc,
+             t.err);
+  assert_int_equal(access(f->probe, F_OK), -1);
+  atomic_store(&stop, 0);
+  assert_int_equal(dp_target_open_file_stop(f->dir, 2 * MiB, 0, &stop, &t), 0);
+  assert_int_equal(t.laid_out, 1);
+  dp_target_close(&t);
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
   const struct CMUnitTest tests[] = {
       T(test_layout_fully_allocated_random),
       T(test_verify_notices_changes),
+      T(test_layout_stops_on_shutdown),
       T(test_explicit_probe_path_and_new_dir),
       T(test_refuses_symlink),
       T(test_refuses_foreign_file),
