@@ -87,7 +87,7 @@ for hostdir in "$src"/*/; do
         done
         rrdtool graph "$out/$tag-slowdown.png" "${common[@]}" --logarithmic --lower-limit 0.5 --upper-limit 20 --rigid \
           --title "$inst slowdown against its baseline (1 = usual; none until armed)" --vertical-label "x baseline" \
-          "${args[@]}" "COMMENT:\\l" "HRULE:1.5#ffbf00:1.5x warn-slow (7 of 10)" "HRULE:2.2#ff7f0e:2.2x warn (3 of 3)" \
+          "${args[@]}" "COMMENT:\\l" "HRULE:1.4#ffbf00:1.4x warn-slow (QD1, 7 of 10)" "HRULE:1.9#ff7f0e:1.9x warn (3 of 3)" \
           "HRULE:4#d62728:4x warn-fast (2 of 2)" >/dev/null
         echo "<img src=\"$tag-slowdown.png\" alt=\"slowdown\">" >>"$html"
       fi

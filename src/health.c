@@ -137,8 +137,8 @@ void dp_health_conf_init(dp_health_conf_t *c) {
   c->horizon_rounds = 1440;
   c->arm_rounds = 20;
   c->warn_fast = 4.0;
-  c->warn = 2.2;
-  c->warn_slow = 1.5;
+  c->warn = 1.9;
+  c->warn_slow = 1.4;
   c->warn_slow_k = 7;
   c->warn_slow_n = 10;
   c->fail = 8.0;
@@ -466,7 +466,9 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
     v->slowdown = umax > bb ? umax : bb;
     if (!(v->slowdown == v->slowdown))
       v->slowdown = NAN;
-    push(t, v->slowdown, v->slowdown_uniform);
+    /* warn-slow judges the first probe (QD1 in the default set): the
+     * least noisy p50; a deep or sequential probe's p50 wanders more */
+    push(t, v->slowdown, u[0]);
     base = baseline_rule(h, t, &base_detail);
   }
 
