@@ -462,8 +462,13 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
       }
     }
     double bb = second_largest(b, t->nprobes) / c->burst_scale;
-    v->slowdown_uniform = umax;
-    v->slowdown = umax > bb ? umax : bb;
+    /* the first probe (QD1 in the default set, the steadiest p50) counts
+     * alone; the others' p50 wander more and must agree in twos */
+    double uu = second_largest(u, t->nprobes);
+    if (u[0] > uu || !(uu == uu))
+      uu = u[0];
+    v->slowdown_uniform = uu;
+    v->slowdown = uu > bb ? uu : bb;
     if (!(v->slowdown == v->slowdown))
       v->slowdown = NAN;
     /* warn-slow judges the first probe (QD1 in the default set): the

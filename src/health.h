@@ -20,7 +20,11 @@
  *   IOPS together; requiring both keeps one long I/O (which moves only the
  *   mean) from counting.
  * Slowdown of the round
- *   S = max( max over probes of u,  B / burst_scale )
+ *   S = max( U,  B / burst_scale )
+ *   U = the first probe's u (QD1 in the default set: the steadiest p50)
+ *   or, if larger, the second largest u: the other probes' p50 wander
+ *   more (0.33x-1.68x of their median on a quiet disk) and must agree in
+ *   twos.
  *   B = with two or more probes the second largest b: two probes of the
  *   round must agree, because mean latency is noisy (measured here: QD1
  *   mean > 3x and QD32 IOPS < 1/3 together in 0 of 60 healthy rounds,
