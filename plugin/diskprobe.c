@@ -338,18 +338,19 @@ static const dp_io_counter_t *diskprobe_counter_of(const char *disk,
 
 /* ---- fail-slow among peers (the device view's disks) ------------------ */
 
-static cdtime_t diskprobe_now, diskprobe_ivl; /* of the read in progress */
+typedef struct {
+  cdtime_t now, ivl; /* of the read in progress */
+} diskprobe_when_t;
 
 static void diskprobe_peer_value(const dp_peers_disk_t *d, void *arg) {
-  (void)arg;
+  const diskprobe_when_t *w = arg;
   value_t v = {.gauge = d->v.slowdown};
-  diskprobe_submit(d->device, "slowdown", "peers", &v, 1, diskprobe_now,
-                   diskprobe_ivl);
+  diskprobe_submit(d->device, "slowdown", "peers", &v, 1, w->now, w->ivl);
 }
 
 static void diskprobe_peer_changed(const dp_peers_disk_t *d, void *arg) {
-  (void)arg;
-  notification_t n = {.time = diskprobe_now,
+  const diskprobe_when_t *w = arg;
+  notification_t n = {.time = w->now,
                       .severity = d->v.flagged ? NOTIF_WARNING : NOTIF_OKAY};
   snprintf(n.message, sizeof(n.message),
            "diskprobe: host %s, device %s (%s%s%s%s%s), %zu peers: %s",
@@ -379,10 +380,9 @@ static void diskprobe_peers(diskprobe_ctx_t *ctx,
                        "three or more.",
            dp_peers_ndevices(ctx->peers));
   }
-  diskprobe_now = now;
-  diskprobe_ivl = ivl;
+  diskprobe_when_t w = {.now = now, .ivl = ivl};
   dp_peers_feed(ctx->peers, m, (size_t)n, CDTIME_T_TO_DOUBLE(now),
-                diskprobe_peer_value, diskprobe_peer_changed, ctx);
+                diskprobe_peer_value, diskprobe_peer_changed, &w);
 }
 
 /* Dispatches the view of every watched device and sets each worker's

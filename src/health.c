@@ -78,14 +78,20 @@ double dp_media_ceiling_s(dp_media_t m) {
 /* ---- media class from sysfs ---------------------------------------------
  */
 
-static int read_line(const char *path, char *buf, size_t len) {
-  FILE *f = fopen(path, "re");
+int dp_sysfs_attr(const char *sysroot, const char *disk, const char *attr,
+                  char *buf, size_t len) {
+  char p[512];
+  buf[0] = '\0';
+  snprintf(p, sizeof(p), "%s/block/%s/%s", sysroot, disk, attr);
+  FILE *f = fopen(p, "re");
   if (f == NULL)
     return -errno;
   int ok = fgets(buf, (int)len, f) != NULL;
   fclose(f);
-  if (!ok)
+  if (!ok) {
+    buf[0] = '\0';
     return -EIO;
+  }
   size_t n = strlen(buf);
   while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
     buf[--n] = '\0';
@@ -97,8 +103,8 @@ dp_media_t dp_media_classify_at(const char *sysroot, const char *disk,
   char p[512], buf[256];
   if (model_len > 0)
     model[0] = '\0';
-  snprintf(p, sizeof(p), "%s/block/%s/device/model", sysroot, disk);
-  if (model_len > 0 && read_line(p, buf, sizeof(buf)) == 0)
+  if (model_len > 0 &&
+      dp_sysfs_attr(sysroot, disk, "device/model", buf, sizeof(buf)) == 0)
     snprintf(model, model_len, "%s", buf);
   if (strncmp(disk, "nvme", 4) == 0)
     return DP_MEDIA_NVME;
@@ -123,8 +129,7 @@ dp_media_t dp_media_classify_at(const char *sysroot, const char *disk,
       strncmp(disk, "loop", 4) == 0 || /* a file on some other disk */
       strncmp(disk, "nbd", 3) == 0 || strncmp(disk, "rbd", 3) == 0)
     return DP_MEDIA_VIRTUAL;
-  snprintf(p, sizeof(p), "%s/block/%s/queue/rotational", sysroot, disk);
-  if (read_line(p, buf, sizeof(buf)) == 0)
+  if (dp_sysfs_attr(sysroot, disk, "queue/rotational", buf, sizeof(buf)) == 0)
     return strcmp(buf, "1") == 0 ? DP_MEDIA_HDD : DP_MEDIA_SSD;
   return DP_MEDIA_UNKNOWN;
 }
@@ -218,11 +223,9 @@ int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
   return 0;
 }
 
-int dp_health_from_conf(dp_health_t **out, const void *plugin_conf,
-                        const void *targets, size_t n, const char *const *disks,
-                        const char *sysroot) {
-  const dp_plugin_conf_t *pc = plugin_conf;
-  const dp_target_conf_t *tc = targets;
+int dp_health_from_conf(dp_health_t **out, const dp_plugin_conf_t *pc,
+                        const dp_target_conf_t *tc, size_t n,
+                        const char *const *disks, const char *sysroot) {
   dp_health_conf_t hc;
   dp_health_conf_init(&hc);
   uint64_t shortest = UINT64_MAX;

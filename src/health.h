@@ -85,6 +85,8 @@
 #ifndef DP_HEALTH_H
 #define DP_HEALTH_H
 
+#include "conf.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -120,6 +122,11 @@ typedef enum {
 const char *dp_media_name(dp_media_t m); /* "nvme", "ssd", ... */
 /* The default ceiling of the first probe's p50 for a class, seconds. */
 double dp_media_ceiling_s(dp_media_t m);
+
+/* Reads SYSROOT/block/DISK/ATTR's first line into buf, trailing newline
+ * and blanks removed. 0, or -errno ("" in buf). */
+int dp_sysfs_attr(const char *sysroot, const char *disk, const char *attr,
+                  char *buf, size_t len);
 
 /* A disk's media class and model from sysfs (sysroot "/sys"): nvme* is
  * NVMe; a virtio, xen or iSCSI driver, and loop, nbd and rbd devices are
@@ -191,9 +198,9 @@ int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
  * its LatencyCeiling, and the media class and model of disks[i] (its
  * worker's disk) from sysfs. 0, -EINVAL, -ENOMEM.
  */
-int dp_health_from_conf(dp_health_t **out, const void *plugin_conf,
-                        const void *targets, size_t n, const char *const *disks,
-                        const char *sysroot);
+int dp_health_from_conf(dp_health_t **out, const dp_plugin_conf_t *pc,
+                        const dp_target_conf_t *tc, size_t n,
+                        const char *const *disks, const char *sysroot);
 
 /* Target i's media class and model (""), as set. */
 dp_media_t dp_health_media(const dp_health_t *h, size_t i, const char **model);

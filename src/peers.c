@@ -30,28 +30,11 @@ struct dp_peers {
   size_t ngroups;
 };
 
-static int read_attr(const char *sysroot, const char *disk, const char *attr,
-                     char *out, size_t len) {
-  char p[512];
-  snprintf(p, sizeof(p), "%s/block/%s/%s", sysroot, disk, attr);
-  FILE *f = fopen(p, "re");
-  out[0] = '\0';
-  if (f == NULL)
-    return -1;
-  if (fgets(out, (int)len, f) == NULL)
-    out[0] = '\0';
-  fclose(f);
-  size_t n = strlen(out);
-  while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
-    out[--n] = '\0';
-  return 0;
-}
-
 /* A whole disk that is not stacked on others: /sys/block/NAME exists and
  * its slaves/ is empty. */
 static int whole_disk(const char *sysroot, const char *name) {
   char p[512], buf[8];
-  if (read_attr(sysroot, name, "size", buf, sizeof(buf)) < 0)
+  if (dp_sysfs_attr(sysroot, name, "size", buf, sizeof(buf)) < 0)
     return 0; /* a partition has no /sys/block/NAME */
   snprintf(p, sizeof(p), "%s/block/%s/dm/name", sysroot, name);
   FILE *f = fopen(p, "re");
@@ -84,9 +67,10 @@ int dp_peers_new(dp_peers_t **out, const dp_diskstats_metrics_t *m, size_t n,
     snprintf(d->name, sizeof(d->name), "%s", m[i].name);
     dp_media_t media =
         dp_media_classify_at(sysroot, d->name, d->model, sizeof(d->model));
-    if (read_attr(sysroot, d->name, "device/serial", d->serial,
-                  sizeof(d->serial)) < 0)
-      read_attr(sysroot, d->name, "device/wwid", d->serial, sizeof(d->serial));
+    if (dp_sysfs_attr(sysroot, d->name, "device/serial", d->serial,
+                      sizeof(d->serial)) < 0)
+      dp_sysfs_attr(sysroot, d->name, "device/wwid", d->serial,
+                    sizeof(d->serial));
     size_t g = 0;
     while (g < ncand &&
            (cand[g].media != media || strcmp(cand[g].model, d->model) != 0))
