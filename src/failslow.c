@@ -79,18 +79,25 @@ static unsigned steps_for(double seconds, double interval_s, unsigned min) {
   return s > 1e6 ? 1000000u : (unsigned)s;
 }
 
-int dp_failslow_conf_for_interval(dp_failslow_conf_t *c, double interval_s) {
-  if (c == NULL || !(interval_s > 0) || !isfinite(interval_s))
+int dp_failslow_conf_for_window(dp_failslow_conf_t *c, double interval_s,
+                                double window_s) {
+  if (c == NULL || !(interval_s > 0) || !isfinite(interval_s) ||
+      !(window_s > 0) || !isfinite(window_s))
     return -EINVAL;
-  c->window_steps = steps_for(300, interval_s, 3);
+  double k = window_s / 300; /* the horizons below are for 300 s windows */
+  c->window_steps = steps_for(window_s, interval_s, 3);
   c->min_valid_steps = (c->window_steps + 1) / 2;
   double win_s = c->window_steps * interval_s;
-  c->model_windows = steps_for(3600, win_s, 1);
-  c->score_windows = steps_for(7200, win_s, 1);
-  c->min_score_windows = steps_for(3600, win_s, 1);
-  c->clear_windows = steps_for(1800, win_s, 1);
-  c->long_windows = steps_for(43200, win_s, 1);
+  c->model_windows = steps_for(3600 * k, win_s, 1);
+  c->score_windows = steps_for(7200 * k, win_s, 1);
+  c->min_score_windows = steps_for(3600 * k, win_s, 1);
+  c->clear_windows = steps_for(1800 * k, win_s, 1);
+  c->long_windows = steps_for(43200 * k, win_s, 1);
   return dp_failslow_conf_check(c);
+}
+
+int dp_failslow_conf_for_interval(dp_failslow_conf_t *c, double interval_s) {
+  return dp_failslow_conf_for_window(c, interval_s, 300);
 }
 
 int dp_failslow_new(dp_failslow_t **out, const dp_failslow_conf_t *c,

@@ -118,6 +118,15 @@ void dp_failslow_conf_init(dp_failslow_conf_t *c);
  * positive or a count would exceed its maximum. */
 int dp_failslow_conf_for_interval(dp_failslow_conf_t *c, double interval_s);
 
+/* The same with a window of about window_s seconds instead of 300 s, every
+ * other horizon scaled with it (model 12 windows, score 24, min score 12,
+ * clear 6, long 144 windows, as at 300 s): the plugin's FailSlowWindow,
+ * shorter for a test or a demo that cannot wait hours. At window_s = 300
+ * it is dp_failslow_conf_for_interval. -EINVAL as there, or if window_s is
+ * not positive. */
+int dp_failslow_conf_for_window(dp_failslow_conf_t *c, double interval_s,
+                                double window_s);
+
 /* 0 or -EINVAL (a count out of range, ratios not 1 <= clear <= flag). */
 int dp_failslow_conf_check(const dp_failslow_conf_t *c);
 

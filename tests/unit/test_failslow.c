@@ -306,6 +306,28 @@ static void test_conf(void **state) {
   assert_int_equal(dp_failslow_conf_for_interval(&c, 0.1), -EINVAL);
   assert_int_equal(dp_failslow_conf_for_interval(&c, 60), 0);
   assert_int_equal(c.window_steps, 5);
+  /* FailSlowWindow: a 3 s window at 1 s, the horizons in windows kept */
+  assert_int_equal(dp_failslow_conf_for_window(&c, 1, 3), 0);
+  assert_int_equal(c.window_steps, 3);
+  assert_int_equal(c.min_valid_steps, 2);
+  assert_int_equal(c.model_windows, 12);
+  assert_int_equal(c.score_windows, 24);
+  assert_int_equal(c.min_score_windows, 12);
+  assert_int_equal(c.clear_windows, 6);
+  assert_int_equal(c.long_windows, 144);
+  dp_failslow_conf_t c300;
+  dp_failslow_conf_init(&c300);
+  assert_int_equal(dp_failslow_conf_for_window(&c300, 7, 300), 0);
+  assert_int_equal(dp_failslow_conf_for_interval(&c, 7), 0);
+  assert_int_equal(c.window_steps, c300.window_steps);
+  assert_int_equal(c.min_valid_steps, c300.min_valid_steps);
+  assert_int_equal(c.model_windows, c300.model_windows);
+  assert_int_equal(c.score_windows, c300.score_windows);
+  assert_int_equal(c.min_score_windows, c300.min_score_windows);
+  assert_int_equal(c.clear_windows, c300.clear_windows);
+  assert_int_equal(c.long_windows, c300.long_windows);
+  assert_int_equal(dp_failslow_conf_for_window(&c, 1, 0), -EINVAL);
+  assert_int_equal(dp_failslow_conf_for_window(&c, 1, NAN), -EINVAL);
   dp_failslow_free(NULL);
 }
 
