@@ -402,13 +402,17 @@ collectd_check() {
 # collectd_start DIR [CGROUP]: starts collectd in the foreground (-f) in
 # the background, on DIR/collectd.conf, output to DIR/collectd.out, inside
 # CGROUP if given; its pid is in $COLLECTD_PID and registered for cleanup.
+# COLLECTD_WRAP (words, split on spaces): a command collectd is started
+# under, which must exec its arguments in the same process (e.g. `unshare
+# --uts SCRIPT`, SCRIPT ending in `exec "$@"`), so the pid stays collectd's.
 collectd_start() {
   local d=$1 cg=${2:-}
+  # shellcheck disable=SC2086 # COLLECTD_WRAP is a list of words
   if [ -n "$cg" ]; then
-    spawn_in_cgroup "$cg" collectd -f -C "$d/collectd.conf" >>"$d/collectd.out" 2>&1
+    spawn_in_cgroup "$cg" ${COLLECTD_WRAP:-} collectd -f -C "$d/collectd.conf" >>"$d/collectd.out" 2>&1
     COLLECTD_PID=$SPAWNED
   else
-    collectd -f -C "$d/collectd.conf" >>"$d/collectd.out" 2>&1 &
+    ${COLLECTD_WRAP:-} collectd -f -C "$d/collectd.conf" >>"$d/collectd.out" 2>&1 &
     COLLECTD_PID=$!
     register_pid "$COLLECTD_PID"
   fi
