@@ -149,7 +149,8 @@ void dp_peers_feed(dp_peers_t *p, const dp_diskstats_metrics_t *m, size_t n,
   }
   for (size_t g = 0; g < p->ngroups; g++) {
     group_t *G = &p->groups[g];
-    if (dp_failslow_step(G->d, ts, G->v) != 1)
+    int closed = dp_failslow_step(G->d, ts, G->v) == 1;
+    if (!closed && each == NULL)
       continue;
     for (size_t k = 0; k < p->ndisks; k++) {
       disk_t *d = &p->disks[k];
@@ -159,12 +160,17 @@ void dp_peers_feed(dp_peers_t *p, const dp_diskstats_metrics_t *m, size_t n,
                             .model = d->model,
                             .serial = d->serial,
                             .media = G->media,
-                            .group_size = G->n,
-                            .v = G->v[d->index]};
-      dp_failslow_describe(G->d, d->index, &pd.v, pd.words, sizeof(pd.words));
+                            .group_size = G->n};
+      if (closed) {
+        pd.v = G->v[d->index];
+        dp_failslow_describe(G->d, d->index, &pd.v, pd.words,
+                             sizeof(pd.words));
+      } else {
+        dp_failslow_verdict(G->d, d->index, &pd.v); /* changed = 0 */
+      }
       if (each)
         each(&pd, arg);
-      if (pd.v.changed && changed)
+      if (closed && pd.v.changed && changed)
         changed(&pd, arg);
     }
   }

@@ -41,15 +41,17 @@ typedef struct {
   dp_media_t media;
   size_t group_size;
   dp_failslow_verdict_t v;
-  char words[256]; /* dp_failslow_describe */
+  char words[256]; /* dp_failslow_describe; "" between windows */
 } dp_peers_disk_t;
 
 typedef void (*dp_peers_fn)(const dp_peers_disk_t *d, void *arg);
 
 /* Feeds one interval's metrics (any subset, in any order) and ends the
- * interval at ts (seconds). Calls each(d) for every judged disk after a
- * window closed (every window_steps intervals), changed(d) for each
- * whose verdict changed; either may be NULL. */
+ * interval at ts (seconds). Calls each(d) for every judged disk at every
+ * interval, with its verdict as of the last closed window (so a value
+ * dispatched from it is fresh every interval, not once per window; score
+ * NaN until there is one), and changed(d) for each whose verdict changed
+ * at a window that closed now; either may be NULL. */
 void dp_peers_feed(dp_peers_t *p, const dp_diskstats_metrics_t *m, size_t n,
                    double ts, dp_peers_fn each, dp_peers_fn changed, void *arg);
 

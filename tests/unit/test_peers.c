@@ -4,7 +4,8 @@
  * class and model form a group (a partition and a disk of another model
  * do not join it), a group of two is not judged, and the disk three times
  * slower than its peers at the same load is reported as changed (flagged)
- * while the others are not.
+ * while the others are not; every judged disk's verdict is handed out at
+ * every interval.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -46,7 +47,20 @@ static dp_diskstats_metrics_t interval(const char *name, double lat_ms) {
   return m;
 }
 
-static struct { unsigned flagged[8], changed; } seen;
+static struct {
+  unsigned flagged[8], changed, each;
+  double last[8]; /* each disk's last score seen by on_each */
+  int flag_now[8];
+} seen;
+
+static void on_each(const dp_peers_disk_t *d, void *arg) {
+  (void)arg;
+  seen.each++;
+  if (d->device[2] >= 'a' && d->device[2] <= 'h') {
+    seen.last[d->device[2] - 'a'] = d->v.slowdown;
+    seen.flag_now[d->device[2] - 'a'] = d->v.flagged;
+  }
+}
 
 static void on_changed(const dp_peers_disk_t *d, void *arg) {
   (void)arg;
@@ -77,13 +91,19 @@ static void test_groups_and_flag(void **state) {
   for (int t = 0; t < 12 * 60 * 4; t++) { /* 12 hours of 15 s intervals */
     for (int i = 0; i < 6; i++)
       m[i] = interval(disks[i], (i == 3 ? 15 : 5) * (1 + 0.05 * (t % 3)));
-    dp_peers_feed(p, m, 6, 1e9 + 15.0 * t, NULL, on_changed, NULL);
+    dp_peers_feed(p, m, 6, 1e9 + 15.0 * t, on_each, on_changed, NULL);
   }
   assert_int_equal(seen.flagged[3], 1); /* sdd, once */
   for (int i = 0; i < 3; i++)
     if (seen.flagged[i])
       fail_msg("%s flagged: it is as fast as its peers", disks[i]);
+  /* each: every interval, every judged disk, the verdict then in force */
+  assert_int_equal(seen.each, 4 * 12 * 60 * 4);
+  assert_true(seen.flag_now[3] && seen.last[3] > 2.5 && seen.last[3] < 3.5);
+  for (int i = 0; i < 3; i++)
+    assert_true(!seen.flag_now[i] && seen.last[i] > 0.8 && seen.last[i] < 1.2);
   dp_peers_free(p);
+
   char cmd[128];
   snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
   assert_int_equal(system(cmd), 0);
