@@ -116,7 +116,7 @@ for hostdir in "$src"/*/; do
     fi
     # Device view (the iostat/Perfmon metrics), if present.
     if [ -f "$dir/latency-read_await.rrd" ]; then
-      echo "<h2>$host: device $inst</h2>" >>"$html"
+      echo "<h2>$host: device ${inst#dev-}</h2>" >>"$html"
       args=()
       for k in read_await write_await; do
         [ -f "$dir/latency-$k.rrd" ] && args+=("DEF:$k=$dir/latency-$k.rrd:value:AVERAGE" "LINE2:$k#$([ $k = read_await ] && echo 1f77b4 || echo d62728):$k")

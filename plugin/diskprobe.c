@@ -308,13 +308,26 @@ static void diskprobe_submit_sample(const dp_sched_sample_t *s, cdtime_t tm) {
   diskprobe_submit(in, "duration", pn, v, 1, tm, ivl);
 }
 
+/* The device view's plugin instance: "dev-" and the kernel name (a
+ * namespace no target name may enter, see devview.h). */
+typedef struct {
+  char s[DATA_MAX_NAME_LEN];
+} diskprobe_dev_name_t;
+
+static diskprobe_dev_name_t diskprobe_dev_instance(const char *disk) {
+  diskprobe_dev_name_t n;
+  snprintf(n.s, sizeof(n.s), DP_DEVVIEW_PREFIX "%s", disk);
+  return n;
+}
+
 static void diskprobe_submit_device(const dp_diskstats_metrics_t *m,
                                     cdtime_t now, cdtime_t ivl) {
   dp_devview_value_t dv[DP_DEVVIEW_VALUES_MAX];
   size_t n = dp_devview_values(m, dv);
+  diskprobe_dev_name_t in = diskprobe_dev_instance(m->name);
   for (size_t i = 0; i < n; i++) {
     value_t v = {.gauge = dv[i].value};
-    diskprobe_submit(m->name, dv[i].type, dv[i].type_instance, &v, 1, now, ivl);
+    diskprobe_submit(in.s, dv[i].type, dv[i].type_instance, &v, 1, now, ivl);
   }
 }
 
@@ -345,7 +358,8 @@ typedef struct {
 static void diskprobe_peer_value(const dp_peers_disk_t *d, void *arg) {
   const diskprobe_when_t *w = arg;
   value_t v = {.gauge = d->v.slowdown};
-  diskprobe_submit(d->device, "slowdown", "peers", &v, 1, w->now, w->ivl);
+  diskprobe_submit(diskprobe_dev_instance(d->device).s, "slowdown", "peers",
+                   &v, 1, w->now, w->ivl);
 }
 
 static void diskprobe_peer_changed(const dp_peers_disk_t *d, void *arg) {
@@ -360,7 +374,8 @@ static void diskprobe_peer_changed(const dp_peers_disk_t *d, void *arg) {
            d->words);
   sstrncpy(n.host, hostname_g, sizeof(n.host));
   sstrncpy(n.plugin, PLUGIN_NAME, sizeof(n.plugin));
-  sstrncpy(n.plugin_instance, d->device, sizeof(n.plugin_instance));
+  sstrncpy(n.plugin_instance, diskprobe_dev_instance(d->device).s,
+           sizeof(n.plugin_instance));
   sstrncpy(n.type, "failslow", sizeof(n.type));
   plugin_dispatch_notification(&n);
 }

@@ -1,6 +1,7 @@
 /* conf.c - target and probe configuration model; see conf.h. */
 #define _GNU_SOURCE
 #include "conf.h"
+#include "devview.h"
 #include "options.h"
 #include "units.h"
 
@@ -119,6 +120,11 @@ int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {
                "Target name \"%s\" is invalid: allowed 1 to %d characters of "
                "A-Z a-z 0-9 _ . -",
                t->name, DP_NAME_MAX - 1);
+  if (strncmp(t->name, DP_DEVVIEW_PREFIX, strlen(DP_DEVVIEW_PREFIX)) == 0)
+    return say(err, errlen, -EINVAL,
+               "Target name \"%s\" is reserved: names beginning with "
+               "\"" DP_DEVVIEW_PREFIX "\" are the device view's",
+               t->name);
   if (!t->has_path)
     return say(err, errlen, -EINVAL,
                "Target \"%s\" has neither Path nor Device: give exactly one",

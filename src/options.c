@@ -459,7 +459,8 @@ void dp_options_markdown(FILE *f) {
       "Plugin-wide options (inside `<Plugin diskprobe>`, outside any "
       "target):",
       "`<Target \"NAME\">` options. NAME is 1–63 characters of "
-      "`A-Z a-z 0-9 _ . -`; it becomes the `plugin_instance` of every value. "
+      "`A-Z a-z 0-9 _ . -`, not beginning with `dev-` (the device view's "
+      "namespace); it becomes the `plugin_instance` of every value. "
       "Exactly one of `Path` and `Device`; the probes of a round must take "
       "less than `ProbeInterval`.",
       "`<Probe \"NAME\">` options:"};

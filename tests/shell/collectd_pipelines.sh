@@ -56,10 +56,14 @@ w="$d/prometheus"
 # DeviceStats: also a device no target uses (the loop device).
 sed -i "s|DeviceStats \"sd\*\" \"nvme\*n1\"|DeviceStats \"sd*\" \"nvme*n1\" \"${dev##*/}\"|" "$w/collectd.conf"
 grep -q "DeviceStats.*${dev##*/}" "$w/collectd.conf" || fail "could not add the loop device to DeviceStats"
+# A target named like the disk, with a probe named like a device-view value:
+# the namespaces must keep the two series apart (issue 13).
+sed -i "s|^  DeviceStats|  <Target \"${dev##*/}\">\n    Device \"$dev\"\n    ProbeInterval 2\n    <Probe \"read\">\n      Pattern randread\n      QueueDepth 4\n      Duration 0.2\n    </Probe>\n  </Target>\n  DeviceStats|" "$w/collectd.conf"
+grep -q "Probe \"read\"" "$w/collectd.conf" || fail "could not add the colliding target"
 collectd_start "$w"
 scraped() {
   curl -s "http://127.0.0.1:$((port + 1))/metrics" >"$w/metrics" 2>/dev/null &&
-    grep -q '^collectd_diskprobe_probe_latency_p99{' "$w/metrics"
+    grep -q '^collectd_diskprobe_probe_latency_p99{diskprobe="data"' "$w/metrics"
 }
 wait_until 15 scraped
 for m in collectd_diskprobe_operations_per_second collectd_diskprobe_bytes_per_second \
@@ -72,9 +76,17 @@ for m in collectd_diskprobe_operations_per_second collectd_diskprobe_bytes_per_s
 done
 grep -q '^collectd_diskprobe_probe_latency_p99{diskprobe="data",type="randread-qd1"' "$w/metrics" ||
   grep -q 'collectd_diskprobe_probe_latency_p99{.*diskprobe="data".*type="randread-qd1"' "$w/metrics" &&
-  pass "prometheus labels: diskprobe=\"data\", type=\"randread-qd1\"" || fail "prometheus labels not as documented: $(grep p99 "$w/metrics" | head -2)"
-grep -q "^collectd_diskprobe_percent{diskprobe=\"${dev##*/}\",type=\"utilization\"" "$w/metrics" &&
-  pass "DeviceStats: ${dev##*/} (no target on it) has its device view" || fail "DeviceStats: no device view for ${dev##*/}"
+  pass "prometheus labels: diskprobe=\"data\", type=\"randread-qd1\"" || fail "prometheus labels not as documented: $(grep '^collectd.*p99' "$w/metrics" | head -2)"
+grep -q "^collectd_diskprobe_percent{diskprobe=\"dev-${dev##*/}\",type=\"utilization\"" "$w/metrics" &&
+  pass "DeviceStats: ${dev##*/} has its device view as dev-${dev##*/}" || fail "DeviceStats: no device view for ${dev##*/}"
+# Target "loopN" probe "read" and the device view's read IOPS of loopN: two series.
+iops_of() { sed -n "s/^collectd_diskprobe_operations_per_second{diskprobe=\"$1\",type=\"read\"[^}]*} \([^ ]*\).*/\1/p" "$w/metrics"; }
+both_series() { scraped && [ -n "$(iops_of "${dev##*/}")" ] && [ -n "$(iops_of "dev-${dev##*/}")" ]; }
+wait_until 10 both_series
+t_iops=$(iops_of "${dev##*/}") d_iops=$(iops_of "dev-${dev##*/}")
+[ -n "$t_iops" ] && [ -n "$d_iops" ] &&
+  pass "namespaces: target ${dev##*/}/read ($t_iops IOPS) and device dev-${dev##*/}/read ($d_iops) are two series" ||
+  fail "namespaces: target '${dev##*/}' read='$t_iops', device 'dev-${dev##*/}' read='$d_iops'"
 collectd_stop
 
 # threshold: a p99 limit nothing can meet.

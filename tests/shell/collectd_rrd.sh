@@ -55,11 +55,11 @@ grep -q "diskprobe plugin: worker for disk" "$d/collectd.log" || fail "no worker
 grep -E "diskprobe plugin.*(ERROR|error|failed)" "$d/collectd.log" && fail "errors in the log"
 
 # The device view (/proc/diskstats) of the disk under the probe file.
-devdir=$(ls -d "$d/rrd/diskprobe-test"/diskprobe-* | grep -v diskprobe-local | head -1)
+devdir=$(ls -d "$d/rrd/diskprobe-test"/diskprobe-dev-* 2>/dev/null | head -1)
 if [ -z "$devdir" ]; then
   echo "no device view: the probe directory is not on a block device (tmpfs, overlay?)"
 else
-  dev=${devdir##*/diskprobe-}
+  dev=${devdir##*/diskprobe-dev-}
   for m in operations_per_second-read bytes_per_second-read latency-read_await queue_length-average \
     percent-utilization pending_operations-in_flight percent-probe_share bytes-avg_read_size; do
     f="$devdir/$m.rrd"

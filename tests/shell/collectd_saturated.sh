@@ -38,7 +38,7 @@ for ((i = 0; i < 26; i++)); do
   sleep 0.5
   s=$(rrd_last "$rrd/diskprobe-busy/saturated-saturated.rrd" 2>/dev/null)
   [ "${s%%.*}" = 1 ] && seen=1
-  u=$(rrd_last "$rrd/diskprobe-${dev##*/}/percent-utilization.rrd" 2>/dev/null)
+  u=$(rrd_last "$rrd/diskprobe-dev-${dev##*/}/percent-utilization.rrd" 2>/dev/null)
   util_max=$(num_max "$u" "$util_max")
 done
 wait "$fpid"

@@ -134,6 +134,15 @@ static void test_block_checks(void **state) {
   assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), -EINVAL);
   assert_non_null(strstr(err, "Target name \"bad name!\""));
 
+  /* The device view's namespace: "dev-vda" would share its series. */
+  dp_target_conf_init(&t, "dev-vda");
+  dp_target_conf_set(&t, "Path", "/a", err, sizeof(err));
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "Target name \"dev-vda\" is reserved"));
+  dp_target_conf_init(&t, "devices");
+  dp_target_conf_set(&t, "Path", "/a", err, sizeof(err));
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
+
   /* No write probe on a block device, whatever else is said. */
   dp_target_conf_init(&t, "raw");
   dp_target_conf_set(&t, "Device", "/dev/sdb", err, sizeof(err));
