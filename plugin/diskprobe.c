@@ -355,11 +355,15 @@ typedef struct {
   cdtime_t now, ivl; /* of the read in progress */
 } diskprobe_when_t;
 
+/* Every interval: the score and the decision (with its hysteresis and
+ * both rules, which the score alone does not tell) as of the last window. */
 static void diskprobe_peer_value(const dp_peers_disk_t *d, void *arg) {
   const diskprobe_when_t *w = arg;
+  diskprobe_dev_name_t in = diskprobe_dev_instance(d->device);
   value_t v = {.gauge = d->v.slowdown};
-  diskprobe_submit(diskprobe_dev_instance(d->device).s, "slowdown", "peers",
-                   &v, 1, w->now, w->ivl);
+  diskprobe_submit(in.s, "slowdown", "peers", &v, 1, w->now, w->ivl);
+  v.gauge = d->v.flagged ? 1 : 0;
+  diskprobe_submit(in.s, "failslow", "peers", &v, 1, w->now, w->ivl);
 }
 
 static void diskprobe_peer_changed(const dp_peers_disk_t *d, void *arg) {
@@ -389,11 +393,17 @@ static void diskprobe_peers(diskprobe_ctx_t *ctx,
     return;
   if (!ctx->peers_tried) {
     ctx->peers_tried = 1;
-    if (dp_peers_new(&ctx->peers, m, (size_t)n, "/sys",
-                     CDTIME_T_TO_DOUBLE(ivl)) == 0)
+    int rc = dp_peers_new(&ctx->peers, m, (size_t)n, "/sys",
+                          CDTIME_T_TO_DOUBLE(ivl));
+    if (rc == 0)
       INFO(PLUGIN_NAME " plugin: fail-slow: %zu disk(s) in peer groups of "
                        "three or more.",
            dp_peers_ndevices(ctx->peers));
+    else
+      ERROR(PLUGIN_NAME " plugin: fail-slow: cannot judge the device view's "
+                        "disks against their peers at Interval %.3g s: %s; "
+                        "not judged until a restart.",
+            CDTIME_T_TO_DOUBLE(ivl), strerror(-rc));
   }
   diskprobe_when_t w = {.now = now, .ivl = ivl};
   dp_peers_feed(ctx->peers, m, (size_t)n, CDTIME_T_TO_DOUBLE(now),
@@ -615,7 +625,7 @@ static int diskprobe_init(void) {
   static const char *const types[] = {
       "probe_latency",  "probe_errors",  "bytes_per_second", "stalled",
       "saturated",      "target_device", "target_health",    "slowdown",
-      "probe_baseline", "armed",         "peer_ratio"};
+      "probe_baseline", "armed",         "peer_ratio",       "failslow"};
   for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
     if (plugin_get_ds(types[i]) == NULL) {
       ERROR(PLUGIN_NAME " plugin: type \"%s\" is not known: add "

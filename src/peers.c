@@ -163,8 +163,7 @@ void dp_peers_feed(dp_peers_t *p, const dp_diskstats_metrics_t *m, size_t n,
                             .group_size = G->n};
       if (closed) {
         pd.v = G->v[d->index];
-        dp_failslow_describe(G->d, d->index, &pd.v, pd.words,
-                             sizeof(pd.words));
+        dp_failslow_describe(G->d, d->index, &pd.v, pd.words, sizeof(pd.words));
       } else {
         dp_failslow_verdict(G->d, d->index, &pd.v); /* changed = 0 */
       }
