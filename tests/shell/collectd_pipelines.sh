@@ -33,7 +33,7 @@ rewrite() { # rewrite EXAMPLE NAME: writes $d/NAME/collectd.conf
     -e "s|Port \"9103\"|Port \"$((port + 1))\"|" \
     -e "s|^LoadPlugin syslog|LoadPlugin logfile|; s|^<Plugin syslog>|<Plugin logfile>\n  File \"$w/collectd.log\"|" \
     -e "s|^  NotifyLevel OKAY||" \
-    -e "s|<Plugin diskprobe>|<Plugin diskprobe>\n  Splay false\n  DutyCycle 100|" \
+    -e "s|<Plugin diskprobe>|<Plugin diskprobe>\n  Splay false\n  DutyCycle 100\n  StateDir \"$w/var\"|" \
     "$ex/$1" >"$w/collectd.conf"
   grep -q "LoadPlugin logfile" "$w/collectd.conf" || collectd_logfile "$w/collectd.log" >>"$w/collectd.conf"
   mkdir -p "$w/var/postgresql" "$w/var/collectd"
@@ -88,6 +88,9 @@ t_iops=$(iops_of "${dev##*/}") d_iops=$(iops_of "dev-${dev##*/}")
   pass "namespaces: target ${dev##*/}/read ($t_iops IOPS) and device dev-${dev##*/}/read ($d_iops) are two series" ||
   fail "namespaces: target '${dev##*/}' read='$t_iops', device 'dev-${dev##*/}' read='$d_iops'"
 collectd_stop
+# The health baselines go where the test said, not into the host's /var/lib/collectd.
+[ -s "$w/var/diskprobe-health.state" ] && pass "health state written to the test's StateDir" ||
+  fail "no health state in $w/var (written elsewhere?)"
 
 # threshold: a p99 limit nothing can meet.
 w="$d/thresholds"
