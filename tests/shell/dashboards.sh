@@ -60,6 +60,7 @@ collectd_diskprobe_probe_baseline_p50         <probe>
 collectd_diskprobe_probe_baseline_mean        <probe>
 collectd_diskprobe_probe_baseline_iops        <probe>
 collectd_diskprobe_peer_ratio                 <probe>
+collectd_diskprobe_failslow                   peers
 '
 # Probe names (type label of per-probe metrics) the dashboards and rules may
 # name literally.
