@@ -21,6 +21,7 @@ PKGS=(
   fio ioping sysstat prometheus e2fsprogs util-linux python3 python3-fusepy
   procps
   curl fdisk
+  tcpdump # fleet_secure.sh: what the network plugin puts on the wire
 )
 
 missing=()
