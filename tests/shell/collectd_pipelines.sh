@@ -2,15 +2,15 @@
 # collectd_pipelines.sh - the shipped example configs, run for real.
 #
 # Each contrib/examples/*.conf is rewritten only where it must be (plugin
-# dir, paths under a temp dir, a loop device for /dev/sdb, loopback and a
-# free port for the network) and then:
+# dir, paths under a temp dir, a loop device for /dev/sdb, a free port
+# for write_prometheus) and then:
 #   - every example passes `collectd -T` (config, init, one read);
 #   - write_prometheus: /metrics lists diskprobe's metrics under the names
 #     the README and the dashboards use;
 #   - threshold: a p99 threshold set below any real latency produces a
-#     FAILURE notification for probe_latency;
-#   - network: a fleet member's values arrive at the central collectd on
-#     127.0.0.1 and are stored there as RRD files under the member's name.
+#     FAILURE notification for probe_latency.
+# The fleet drop-ins (fleet-*.conf: encrypted network, host names) are
+# run by fleet_secure.sh.
 set -u
 . "$(dirname "$0")/lib.sh"
 need root loop collectd
@@ -29,7 +29,6 @@ rewrite() { # rewrite EXAMPLE NAME: writes $d/NAME/collectd.conf
     -e "s|/var/lib/collectd/rrd|$w/rrd|; s|/var/lib/|$w/var/|; s|/var/log/collectd.log|$w/collectd.log|" \
     -e "s|Device \"/dev/sdb\"|Device \"$dev\"|; s|FileSize \"[0-9]*[GM]\"|FileSize \"16M\"|" \
     -e "s|ProbeInterval [0-9]*|ProbeInterval 2|; s|Interval 10|Interval 1|" \
-    -e "s|\"collector.example.net\" \"25826\"|\"127.0.0.1\" \"$port\"|; s|Listen \"0.0.0.0\" \"25826\"|Listen \"127.0.0.1\" \"$port\"|" \
     -e "s|Port \"9103\"|Port \"$((port + 1))\"|" \
     -e "s|^LoadPlugin syslog|LoadPlugin logfile|; s|^<Plugin syslog>|<Plugin logfile>\n  File \"$w/collectd.log\"|" \
     -e "s|^  NotifyLevel OKAY||" \
@@ -41,8 +40,9 @@ rewrite() { # rewrite EXAMPLE NAME: writes $d/NAME/collectd.conf
 
 for f in "$ex"/*.conf; do
   n=$(basename "$f" .conf)
-  # Drop-in snippets, checked by notify_examples.sh (notify_email needs libesmtp6).
-  case $n in health-notify-*) continue ;; esac
+  # Drop-in snippets, checked by notify_examples.sh (notify_email needs
+  # libesmtp6) and fleet_secure.sh.
+  case $n in health-notify-* | fleet-*) continue ;; esac
   rewrite "$n.conf" "$n"
   if collectd_check "$d/$n"; then
     pass "example $n.conf: collectd -T accepts it"
@@ -101,26 +101,5 @@ collectd_stop
 grep -q "Notification: severity = FAILURE.*plugin = diskprobe.*type = probe_latency" "$w/collectd.log" &&
   pass "threshold: $(notif_msg "$w/collectd.log" 'severity = FAILURE.*probe_latency')" ||
   fail "threshold plugin sent no FAILURE for probe_latency"
-
-# network: member -> central collectd on loopback.
-srv="$d/fleet-server" cli="$d/fleet-client"
-sed -i "/write_prometheus/,/^<\/Plugin>/d" "$srv/collectd.conf"
-collectd_start "$srv"
-spid=$COLLECTD_PID
-sleep 1
-collectd_start "$cli"
-cpid=$COLLECTD_PID
-f="$srv/rrd/web17/diskprobe-root/probe_latency-randread-qd1.rrd"
-wait_until 20 test -f "$f"
-sleep 3
-collectd_stop "$cpid"
-collectd_stop "$spid"
-if [ -f "$f" ]; then
-  p99=$(rrd_last "$f" p99)
-  num_cmp "$p99" '>' 0 &&
-    pass "network: web17's p99 ($p99 s) stored by the central collectd" || fail "network: p99 at the server is $p99"
-else
-  fail "network: nothing from web17 arrived at the server ($(ls -R "$srv/rrd" | head -5))"
-fi
 
 finish collectd_pipelines
