@@ -41,6 +41,7 @@ typedef struct {
   int is_device;       /* 1: Device (read-only block device) */
   int has_path;
   uint64_t file_size_bytes;
+  uint64_t layout_rate_bytes; /* LayoutRate, bytes per second; 0: unbounded */
   uint64_t interval_ns;
   uint64_t timeout_ns;
   uint64_t ceiling_ns; /* LatencyCeiling; 0: the media class's default */

@@ -5,9 +5,24 @@
 #include <string.h>
 #include <syslog.h>
 
+/* A duration in the unit that shows it: "10 ms", "2 s", "1.5 s", "182 s",
+ * "250 us" (a Timeout of 0.01 s once printed as "0.0 s"). */
+static const char *dur(uint64_t ns, char *buf, size_t len) {
+  double s = (double)ns / 1e9;
+  if (s >= 100)
+    snprintf(buf, len, "%.0f s", s);
+  else if (s >= 1)
+    snprintf(buf, len, "%.3g s", s);
+  else if (s >= 1e-3)
+    snprintf(buf, len, "%.3g ms", s * 1e3);
+  else
+    snprintf(buf, len, "%.3g us", s * 1e6);
+  return buf;
+}
+
 int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
   const char *tn = ev->target_name, *path = ev->path;
-  double timeout_s = (double)ev->timeout_ns / 1e9;
+  char d1[32], d2[32], d3[32];
   switch (ev->kind) {
   case DP_SCHED_WORKER_STARTED:
     snprintf(buf, len, "worker for disk %s probes %zu target(s).", ev->disk,
@@ -16,10 +31,17 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
   case DP_SCHED_OPENED:
     if (!ev->laid_out)
       return -1;
-    snprintf(buf, len,
-             "target \"%s\": laid out probe file %s (%llu bytes) on device "
-             "%s.",
-             tn, path, (unsigned long long)ev->size_bytes, ev->device);
+    if (ev->resumed_bytes > 0)
+      snprintf(buf, len,
+               "target \"%s\": laid out probe file %s (%llu bytes, resuming "
+               "an interrupted layout at %llu bytes) on device %s.",
+               tn, path, (unsigned long long)ev->size_bytes,
+               (unsigned long long)ev->resumed_bytes, ev->device);
+    else
+      snprintf(buf, len,
+               "target \"%s\": laid out probe file %s (%llu bytes) on device "
+               "%s.",
+               tn, path, (unsigned long long)ev->size_bytes, ev->device);
     return LOG_INFO;
   case DP_SCHED_OPEN_FAILED:
     snprintf(buf, len, "target \"%s\" (%s): %s", tn, path, ev->msg);
@@ -43,15 +65,16 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
   case DP_SCHED_STALL_BEGAN:
     snprintf(buf, len,
              "target \"%s\" (%s): device %s stalled: %u I/O outstanding for "
-             "more than %g s; no new probe on this disk until they "
+             "more than %s; no new probe on this disk until they "
              "complete.",
-             tn, path, ev->device, ev->outstanding, timeout_s);
+             tn, path, ev->device, ev->outstanding,
+             dur(ev->timeout_ns, d1, sizeof(d1)));
     return LOG_ERR;
   case DP_SCHED_STALL_ENDED:
     snprintf(buf, len,
-             "target \"%s\" (%s): device %s recovered after %.1f s; probing "
+             "target \"%s\" (%s): device %s recovered after %s; probing "
              "resumes.",
-             tn, path, ev->device, (double)ev->stall_ns / 1e9);
+             tn, path, ev->device, dur(ev->stall_ns, d1, sizeof(d1)));
     return LOG_NOTICE;
   case DP_SCHED_STRETCHED:
     snprintf(buf, len,
@@ -74,6 +97,20 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
              tn, path, ev->probe_name, (double)ev->busy_ns / 1e9,
              (double)ev->timeout_ns / 1e9, ev->outstanding);
     return LOG_WARNING;
+  case DP_SCHED_TIMEOUT_SHORT:
+    snprintf(buf, len,
+             "target \"%s\" (%s): probe \"%s\" (QueueDepth %u): its I/O "
+             "took up to %s, longer than Timeout %s, and all completed at the "
+             "first check: Timeout is too short for this queue depth on this "
+             "disk, not a stall. Such brief stalls are now only counted "
+             "(probe_errors timeout), not reported; one still outstanding "
+             "after %s is. Raise Timeout well above %s to measure without "
+             "them.",
+             tn, path, ev->probe_name, ev->outstanding,
+             dur(ev->stall_ns, d1, sizeof(d1)),
+             dur(ev->timeout_ns, d2, sizeof(d2)),
+             dur(DP_SCHED_REAP_NS, d3, sizeof(d3)), d1);
+    return LOG_WARNING;
   case DP_SCHED_WORKER_STUCK:
     snprintf(buf, len,
              "worker for disk %s did not stop in time (a hung disk?); "
@@ -87,6 +124,7 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
 int dp_event_notice(const dp_sched_event_t *ev, const char *host, char *buf,
                     size_t len) {
   const char *tn = ev->target_name, *dev = ev->device;
+  char d1[32];
   switch (ev->kind) {
   case DP_SCHED_IO_ERRORS:
     snprintf(buf, len,
@@ -100,14 +138,15 @@ int dp_event_notice(const dp_sched_event_t *ev, const char *host, char *buf,
   case DP_SCHED_STALL_BEGAN:
     snprintf(buf, len,
              "diskprobe: host %s, target %s, device %s: I/O stalled for more "
-             "than %g s (%u outstanding)",
-             host, tn, dev, (double)ev->timeout_ns / 1e9, ev->outstanding);
+             "than %s (%u outstanding)",
+             host, tn, dev, dur(ev->timeout_ns, d1, sizeof(d1)),
+             ev->outstanding);
     return 1;
   case DP_SCHED_STALL_ENDED:
     snprintf(buf, len,
              "diskprobe: host %s, target %s, device %s: I/O completes again "
-             "after a %.1f s stall",
-             host, tn, dev, (double)ev->stall_ns / 1e9);
+             "after a %s stall",
+             host, tn, dev, dur(ev->stall_ns, d1, sizeof(d1)));
     return 0;
   default:
     return -1;

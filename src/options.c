@@ -161,6 +161,24 @@ static const dp_option_t table[] = {
      .rule = ", a whole number of MiB",
      .help = "size of the probe file (ignored for `Device`)",
      AT(dp_target_conf_t, file_size_bytes)},
+    {.key = "LayoutRate",
+     .flag = "layout-rate",
+     .cli = DP_CLI_WATCH,
+     .scope = DP_SCOPE_TARGET,
+     .kind = DP_OPT_SIZE,
+     .def = "64M",
+     .min = 0,
+     .max = 10737418240.0,
+     .multiple = 1048576,
+     .rule = " per second, a whole number of MiB; 0: unbounded",
+     .help = "the most a probe file's layout writes per second, on average. "
+             "The default, 64 MiB/s, lays out the default 1 GiB file in "
+             "16 s, well inside the first interval, at half a cloud "
+             "volume's baseline (125 MiB/s) and a third of a disk's "
+             "sequential rate, so a fleet restarted together (each layout "
+             "also starts at its splayed first round) does not flood shared "
+             "storage. An interrupted layout resumes where it stopped",
+     AT(dp_target_conf_t, layout_rate_bytes)},
     {.key = "ProbeInterval",
      .flag = "interval",
      .cli = DP_CLI_WATCH,

@@ -35,6 +35,9 @@ typedef struct {
   int stretched_sent;
   unsigned open_failures; /* consecutive */
   int failed;             /* the last round ended in a failure */
+  int timeout_short;      /* a brief stall was seen (TIMEOUT_SHORT sent) */
+  dp_sched_sample_t held[DP_PROBES_MAX]; /* a round held back by a stall */
+  size_t nheld;
   size_t worker;
   /* what other threads may read, under s->lock (the fields above belong
    * to the worker that runs the target) */
@@ -55,6 +58,9 @@ typedef struct {
   int stalled; /* guarded by s->lock */
   uint64_t stall_since_ns;
   size_t stalled_target;
+  size_t stalled_probe;
+  unsigned stall_polls; /* worker only */
+  int stall_quiet;      /* guarded by s->lock: held back, not reported yet */
 } worker_t;
 
 struct dp_sched {
@@ -378,10 +384,14 @@ static int target_open(dp_sched_t *s, target_t *t) {
   int writes = 0; /* a probe file is opened for writing only if needed */
   for (size_t i = 0; i < t->conf.nprobes; i++)
     writes |= dp_pattern_writes(t->probes[i].conf.pattern);
+  /* A layout (the first round's, so splayed like the rounds) obeys the
+   * stop flag and LayoutRate. */
+  dp_layout_conf_t lc = {.stop = &s->stop,
+                         .rate_bytes_per_s = t->conf.layout_rate_bytes};
   int rc = t->conf.is_device
                ? dp_target_open_block(t->conf.path, &t->t)
-               : dp_target_open_file_stop(t->conf.path, t->conf.file_size_bytes,
-                                          writes, &s->stop, &t->t);
+               : dp_target_open_file_layout(
+                     t->conf.path, t->conf.file_size_bytes, writes, &lc, &t->t);
   if (rc == -ECANCELED)
     return 0; /* shutting down mid-layout: not a failure to report */
   if (rc < 0) {
@@ -418,6 +428,7 @@ static int target_open(dp_sched_t *s, target_t *t) {
     t->home_dev = t->t.st_dev;
   dp_sched_event_t ev = event_of(s, DP_SCHED_OPENED, t);
   ev.laid_out = t->t.laid_out;
+  ev.resumed_bytes = t->t.resumed_bytes;
   ev.recovered = t->open_failures > 0 || t->failed;
   ev.size_bytes = t->t.size_bytes;
   t->open_failures = 0;
@@ -572,7 +583,16 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
       w->stalled = 1;
       w->stall_since_ns = smp->done_ns - t->conf.timeout_ns;
       w->stalled_target = t->index;
+      w->stalled_probe = i;
+      w->stall_polls = 0;
+      w->stall_quiet = t->timeout_short;
       pthread_mutex_unlock(&s->lock);
+      if (t->timeout_short) { /* the first poll says whether it is one */
+        pace(s, t, busy_ns);
+        memcpy(t->held, round, n * sizeof(round[0]));
+        t->nheld = n;
+        return;
+      }
       dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
       ev.probe_name = ps->conf.name;
       ev.result = &r;
@@ -593,6 +613,37 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
   dp_engine_release_buffers(t->engine);
 }
 
+/* The first poll of a stall held back (target.timeout_short): drained, it
+ * was brief -- the round is queued as not stalled and nothing is said;
+ * still outstanding, it is a stall after all and is reported now. */
+static int held_stall(dp_sched_t *s, worker_t *w, target_t *t, int left) {
+  pthread_mutex_lock(&s->lock);
+  w->stall_quiet = 0;
+  if (left == 0)
+    w->stalled = 0;
+  if (left == 0 && t->nheld > 0) {
+    /* the stalled probe was cut short: not measured, like a skipped one
+     * (its late I/Os stay in err_timeout) */
+    dp_result_t *r = &t->held[t->nheld - 1].r;
+    r->stalled = 0;
+    r->ops = r->bytes = 0;
+    r->iops = r->bytes_per_s = r->achieved_qd = 0;
+    r->lat_min_s = r->lat_mean_s = r->lat_p50_s = r->lat_p90_s = r->lat_p99_s =
+        r->lat_p999_s = r->lat_max_s = NAN;
+  }
+  enqueue(s, t, t->held, t->nheld);
+  pthread_mutex_unlock(&s->lock);
+  if (left != 0 && t->nheld > 0) {
+    dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
+    ev.probe_name = t->probes[w->stalled_probe].conf.name;
+    ev.result = &t->held[t->nheld - 1].r;
+    ev.outstanding = dp_engine_outstanding(t->engine);
+    emit(s, &ev);
+  }
+  t->nheld = 0;
+  return left;
+}
+
 /* While stalled: reap for up to wait_ns; on full drain, clear the stall.
  * Returns what dp_engine_reap said: 0 cleared, > 0 still outstanding, < 0
  * the AIO context failed (the I/O stays fenced; reported once). */
@@ -608,6 +659,9 @@ static int unstall(dp_sched_t *s, worker_t *w, uint64_t wait_ns) {
              "this disk";
     emit(s, &ev);
   }
+  w->stall_polls++;
+  if (w->stall_quiet)
+    return held_stall(s, w, t, left);
   if (left != 0)
     return left;
   pthread_mutex_lock(&s->lock);
@@ -617,6 +671,15 @@ static int unstall(dp_sched_t *s, worker_t *w, uint64_t wait_ns) {
   dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_ENDED, t);
   ev.stall_ns = now_ns(s) - since;
   emit(s, &ev);
+  if (w->stall_polls == 1 && !t->timeout_short) {
+    /* drained at the first poll: a Timeout too short, not a hung disk */
+    t->timeout_short = 1;
+    ev = event_of(s, DP_SCHED_TIMEOUT_SHORT, t);
+    ev.probe_name = t->probes[w->stalled_probe].conf.name;
+    ev.outstanding = t->probes[w->stalled_probe].conf.queue_depth;
+    ev.stall_ns = now_ns(s) - since;
+    emit(s, &ev);
+  }
   return 0;
 }
 
@@ -801,7 +864,7 @@ void dp_sched_target_state(dp_sched_t *s, size_t i,
   const target_t *t = &s->targets[i];
   const worker_t *w = &s->workers[t->worker];
   out->opened = t->pub_opened;
-  out->stalled = w->stalled && w->stalled_target == i;
+  out->stalled = w->stalled && !w->stall_quiet && w->stalled_target == i;
   out->stall_ns = out->stalled ? now_ns(s) - w->stall_since_ns : 0;
   out->interval_ns = t->interval_ns;
   out->disk = w->disk_name;

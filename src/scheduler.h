@@ -38,6 +38,17 @@
  *   completed (the engine keeps their buffers alive), polling for them
  *   every DP_SCHED_REAP_NS; DP_SCHED_STALL_BEGAN / _ENDED say so. The
  *   interval is paced for a stalled round too.
+ *   A brief stall -- every outstanding I/O completed at the first poll,
+ *   within DP_SCHED_REAP_NS of the stall -- is a Timeout too short for the
+ *   probe's queue depth on this disk (Timeout 10 ms at QueueDepth 256),
+ *   not a hung disk. The first one is reported as a stall and then, once,
+ *   DP_SCHED_TIMEOUT_SHORT. From then on a stall of that target is held
+ *   back until the first poll: brief, it is not a stall (no events,
+ *   `stalled` stays 0, the round's samples are queued with r.stalled
+ *   cleared; its late I/Os still count in err_timeout); still outstanding,
+ *   STALL_BEGAN is reported then (at most DP_SCHED_REAP_NS late) and the
+ *   stall runs as above. So a Timeout that is simply too short is said
+ *   once instead of flapping FAILURE/OKAY every round.
  *
  * Threads and ownership
  *   dp_sched_start() runs one thread per worker; events are delivered from
@@ -86,6 +97,10 @@ typedef enum {
   DP_SCHED_PROBE_SKIPPED,  /* a deep probe not run on a very slow disk:
                               probe, busy_ns = the single-read latency seen,
                               timeout_ns = the probe's budget */
+  DP_SCHED_TIMEOUT_SHORT,  /* once per target: a brief stall (see Stalls):
+                              probe, outstanding = its QueueDepth,
+                              timeout_ns, stall_ns = how old its oldest I/O
+                              got */
 } dp_sched_event_kind_t;
 
 typedef struct {
@@ -103,6 +118,7 @@ typedef struct {
   int laid_out;              /* OPENED: the probe file was (re)laid out */
   int recovered;             /* OPENED: after OPEN_FAILED/PROBE_FAILED */
   uint64_t size_bytes;       /* OPENED */
+  uint64_t resumed_bytes;    /* OPENED: an interrupted layout resumed here */
   unsigned outstanding;      /* STALL_BEGAN */
   size_t ntargets;           /* WORKER_STARTED */
   uint64_t timeout_ns, stall_ns, busy_ns, configured_ns, interval_ns;

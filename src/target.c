@@ -35,13 +35,26 @@
 
 typedef struct {
   char magic[16];
-  uint32_t version;
+  uint32_t version; /* 2; 1: before laid_bytes and sum */
   uint32_t header_bytes;
   uint64_t size_bytes;
   uint64_t data_offset;
   uint64_t created_unix;
   uint32_t complete;
+  uint32_t reserved;
+  uint64_t laid_bytes; /* [0, laid_bytes) written and fdatasync'ed */
+  uint64_t sum;        /* FNV-1a of the fields above */
 } probe_header_t;
+
+#define HEADER_VERSION 2
+
+static uint64_t header_sum(const probe_header_t *h) {
+  const unsigned char *p = (const unsigned char *)h;
+  uint64_t x = 14695981039346656037ull;
+  for (size_t i = 0; i < offsetof(probe_header_t, sum); i++)
+    x = (x ^ p[i]) * 1099511628211ull;
+  return x;
+}
 
 static int fail(dp_target_t *t, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -454,7 +467,7 @@ static ssize_t read_head(int fd, void *buf, size_t len) {
 }
 
 static int write_header(int fd, uint64_t size, uint32_t hdr, int complete,
-                        uint64_t *rng) {
+                        uint64_t laid, uint64_t *rng) {
   void *buf = NULL;
   if (posix_memalign(&buf, hdr, hdr) != 0)
     return -ENOMEM;
@@ -462,12 +475,14 @@ static int write_header(int fd, uint64_t size, uint32_t hdr, int complete,
   probe_header_t h;
   memset(&h, 0, sizeof(h));
   memcpy(h.magic, MAGIC, sizeof(MAGIC));
-  h.version = 1;
+  h.version = HEADER_VERSION;
   h.header_bytes = hdr;
   h.size_bytes = size;
   h.data_offset = hdr;
   h.created_unix = (uint64_t)time(NULL);
   h.complete = (uint32_t)complete;
+  h.laid_bytes = laid;
+  h.sum = header_sum(&h);
   memcpy(buf, &h, sizeof(h));
   ssize_t n = pwrite(fd, buf, hdr, 0);
   int rc = n == (ssize_t)hdr ? 0 : (n < 0 ? -errno : -EIO);
@@ -527,24 +542,75 @@ out:
   return rc;
 }
 
-/* Writes incompressible data over the whole file after a header of `hdr`
- * bytes, then makes it durable. */
+/* ---- the layout: paced, checkpointed, resumable -------------------------- */
+
+static uint64_t layout_now(const dp_layout_conf_t *lc) {
+  return lc->now_ns ? lc->now_ns(lc->clock_arg) : dp_now_ns();
+}
+
+static int stopped(const dp_layout_conf_t *lc) {
+  return lc->stop != NULL &&
+         atomic_load_explicit(lc->stop, memory_order_acquire) != 0;
+}
+
+/* Waits until `until` (layout clock) in sleeps of at most
+ * DP_LAYOUT_SLEEP_NS, so that a stop is seen promptly: 0 or -ECANCELED. */
+static int pace_until(const dp_layout_conf_t *lc, uint64_t until) {
+  for (;;) {
+    if (stopped(lc))
+      return -ECANCELED;
+    uint64_t now = layout_now(lc);
+    if (now >= until)
+      return 0;
+    uint64_t d =
+        until - now < DP_LAYOUT_SLEEP_NS ? until - now : DP_LAYOUT_SLEEP_NS;
+    if (lc->sleep_ns != NULL) {
+      lc->sleep_ns(d, lc->clock_arg);
+    } else {
+      struct timespec ts;
+      dp_ns_to_timespec(d, &ts);
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
+/* Makes [0, laid) durable and says so in the header: the data first, then
+ * the header that claims it. */
+static int checkpoint(int fd, uint64_t size, uint32_t hdr, uint64_t laid,
+                      uint64_t *rng) {
+  if (fdatasync(fd) < 0)
+    return -errno;
+  int rc = write_header(fd, size, hdr, 0, laid, rng);
+  if (rc == 0 && fdatasync(fd) < 0)
+    rc = -errno;
+  return rc;
+}
+
+/* Writes incompressible data over [from, size) after a header of `hdr`
+ * bytes (from == 0: a new file, the header first), at most
+ * lc->rate_bytes_per_s, recording progress every DP_LAYOUT_CHECKPOINT_BYTES,
+ * then makes it durable and marks it complete. A stop: -ECANCELED after a
+ * last checkpoint. */
 static int lay_out(dp_target_t *t, int fd, uint64_t size, uint32_t hdr,
-                   const atomic_int *stop) {
+                   uint64_t from, const dp_layout_conf_t *lc) {
   uint64_t rng = dp_now_ns() | 1;
-  int rc = write_header(fd, size, hdr, 0, &rng);
-  if (rc < 0)
-    return fail(t, rc, "cannot write probe file header: %s", strerror(-rc));
+  int rc;
+  if (from < hdr) {
+    from = hdr;
+    rc = write_header(fd, size, hdr, 0, hdr, &rng);
+    if (rc < 0)
+      return fail(t, rc, "cannot write probe file header: %s", strerror(-rc));
+  }
   void *buf = NULL;
   if (posix_memalign(&buf, hdr, LAYOUT_CHUNK) != 0)
     return fail(t, -ENOMEM, "out of memory");
-  for (uint64_t off = hdr; off < size;) {
-    if (stop != NULL && atomic_load_explicit(stop, memory_order_acquire)) {
-      free(buf);
-      return fail(t, -ECANCELED,
-                  "laying out the probe file was interrupted (%llu of %llu "
-                  "bytes written): shutting down",
-                  (unsigned long long)off, (unsigned long long)size);
+  uint64_t t0 = layout_now(lc), start = from, recorded = from;
+  uint64_t off = from;
+  rc = 0;
+  while (off < size) {
+    if (stopped(lc)) {
+      rc = -ECANCELED;
+      break;
     }
     size_t len =
         size - off < LAYOUT_CHUNK ? (size_t)(size - off) : LAYOUT_CHUNK;
@@ -564,12 +630,36 @@ static int lay_out(dp_target_t *t, int fd, uint64_t size, uint32_t hdr,
                   strerror(e));
     }
     off += (uint64_t)n;
+    if (off - recorded >= DP_LAYOUT_CHECKPOINT_BYTES && off < size) {
+      off -= off % hdr; /* a short write: resume on the alignment */
+      if ((rc = checkpoint(fd, size, hdr, off, &rng)) < 0)
+        break;
+      recorded = off;
+    }
+    if (lc->rate_bytes_per_s > 0 && off < size) {
+      double ns = (double)(off - start) * 1e9 / (double)lc->rate_bytes_per_s;
+      if ((rc = pace_until(lc, t0 + (uint64_t)ns)) < 0)
+        break;
+    }
   }
   free(buf);
+  if (rc == -ECANCELED) {
+    off -= off % hdr;
+    if (off > recorded && checkpoint(fd, size, hdr, off, &rng) == 0)
+      recorded = off;
+    t->resumed_bytes = recorded; /* how far the next open resumes */
+    return fail(t, -ECANCELED,
+                "laying out the probe file was interrupted at %llu of %llu "
+                "bytes (shutting down); the next start resumes there",
+                (unsigned long long)recorded, (unsigned long long)size);
+  }
+  if (rc < 0)
+    return fail(t, rc, "cannot record the probe file layout's progress: %s",
+                strerror(-rc));
   if (fsync(fd) < 0)
     return fail(t, -errno, "fsync of the probe file failed: %s",
                 strerror(errno));
-  rc = write_header(fd, size, hdr, 1, &rng);
+  rc = write_header(fd, size, hdr, 1, size, &rng);
   if (rc == 0 && fsync(fd) < 0)
     rc = -errno;
   if (rc < 0)
@@ -645,20 +735,40 @@ static int lock_file(dp_target_t *t, int fd, int writable_fd) {
  * create (regular, owned by us, mode 0600, one link, our name), empty or
  * holding the start of our header. A crash between create and the first
  * header write, or `: > diskprobe.probe`, leaves one. */
+static int our_name(const char *file) {
+  size_t fl = strlen(file);
+  return strcmp(file, DP_PROBE_FILE_NAME) == 0 ||
+         (fl > 6 && strcmp(file + fl - 6, ".probe") == 0);
+}
+
 static int ours_but_short(const struct stat *st, const char *file,
                           const char *head, ssize_t n, size_t hdr) {
-  size_t fl = strlen(file);
-  int our_name = strcmp(file, DP_PROBE_FILE_NAME) == 0 ||
-                 (fl > 6 && strcmp(file + fl - 6, ".probe") == 0);
   size_t cmp = (size_t)n < sizeof(MAGIC) ? (size_t)n : sizeof(MAGIC);
-  return our_name && (st->st_mode & 07777) == 0600 &&
+  return our_name(file) && (st->st_mode & 07777) == 0600 &&
          (uint64_t)st->st_size < hdr && memcmp(head, MAGIC, cmp) == 0;
 }
 
+/* An incomplete layout of ours that can go on where it stopped (target.h,
+ * Resuming): the byte to resume at, or 0 to lay out from the start. */
+static uint64_t resume_point(const dp_target_t *t, int fd,
+                             const struct stat *st, const char *file,
+                             const probe_header_t *h, uint64_t size) {
+  uint64_t hdr = header_size(t->align), laid = h->laid_bytes;
+  if (h->complete || h->version < 2 || h->sum != header_sum(h) ||
+      !our_name(file) || (st->st_mode & 07777) != 0600 ||
+      h->size_bytes != size || h->header_bytes != hdr ||
+      h->data_offset != hdr || laid < hdr || laid > size || laid % hdr ||
+      (uint64_t)st->st_size < laid || (uint64_t)st->st_size > size)
+    return 0;
+  char why[128];
+  return check_allocated(fd, laid, why, sizeof(why)) == 0 ? laid : 0;
+}
+
 /* Checks an existing file: 1 ours and intact (t->data_offset set), 0 ours
- * but to be laid out again, negative: refuse (t->err set). */
+ * but to be laid out again, 2 ours and an interrupted layout to resume at
+ * *resume, negative: refuse (t->err set). */
 static int check_existing(dp_target_t *t, int fd, const char *file,
-                          uint64_t size) {
+                          uint64_t size, uint64_t *resume) {
   struct stat st;
   if (fstat(fd, &st) < 0)
     return fail(t, -errno, "cannot stat probe file");
@@ -693,7 +803,9 @@ static int check_existing(dp_target_t *t, int fd, const char *file,
   if (st.st_mode & 077)
     return fail(t, -EPERM, "probe file mode %03o allows group/other access",
                 (unsigned)(st.st_mode & 0777));
-  if (!h.complete || h.size_bytes != size || (uint64_t)st.st_size != size)
+  if (!h.complete)
+    return (*resume = resume_point(t, fd, &st, file, &h, size)) > 0 ? 2 : 0;
+  if (h.size_bytes != size || (uint64_t)st.st_size != size)
     return 0;
   /* Files of other devices (4 KiB header on a 16 KiB-sector disk): the
    * data must start on the alignment. */
@@ -824,12 +936,58 @@ static int reopen_read_only(dp_target_t *t, int dfd, const char *file, int fd) {
 
 int dp_target_open_file(const char *path, uint64_t size_bytes, int writable,
                         dp_target_t *t) {
-  return dp_target_open_file_stop(path, size_bytes, writable, NULL, t);
+  return dp_target_open_file_layout(path, size_bytes, writable, NULL, t);
 }
 
 int dp_target_open_file_stop(const char *path, uint64_t size_bytes,
                              int writable, const atomic_int *stop,
                              dp_target_t *t) {
+  dp_layout_conf_t lc = {.stop = stop};
+  return dp_target_open_file_layout(path, size_bytes, writable, &lc, t);
+}
+
+/* Lays out the probe file on `fd` (writable, locked) from `from` (0: a new
+ * file), checks the result, and for a read-only target swaps fd for the
+ * read-only one: that fd, or negative (the file removed unless a stop
+ * interrupted a layout that had got somewhere, to be resumed). */
+static int layout_file(dp_target_t *t, int dfd, const char *file, int fd,
+                       uint64_t size, uint64_t from, int writable,
+                       const dp_layout_conf_t *lc) {
+  uint32_t hdr = header_size(t->align);
+  int rc = lay_out(t, fd, size, hdr, from, lc);
+  char why[128] = "";
+  if (rc == 0) {
+    rc = check_allocated(fd, size, why, sizeof(why));
+    if (rc < 0)
+      rc = fail(t, rc == -ENODATA ? -EIO : rc,
+                "probe file not fully allocated after layout: %s", why);
+  }
+  if (rc == 0 && !writable) {
+    int ro = reopen_read_only(t, dfd, file, fd);
+    rc = ro < 0 ? ro : 0;
+    if (ro >= 0) {
+      close(fd);
+      fd = ro;
+    }
+  }
+  if (rc < 0) {
+    close(fd);
+    if (rc != -ECANCELED || t->resumed_bytes <= hdr)
+      unlinkat(dfd, file, 0);
+    return rc;
+  }
+  t->data_offset = hdr;
+  t->laid_out = 1;
+  t->resumed_bytes = from > hdr ? from : 0;
+  return fd;
+}
+
+int dp_target_open_file_layout(const char *path, uint64_t size_bytes,
+                               int writable, const dp_layout_conf_t *lc,
+                               dp_target_t *t) {
+  static const dp_layout_conf_t none;
+  if (lc == NULL)
+    lc = &none;
   target_init(t);
   t->kind = DP_TARGET_FILE;
   size_bytes -= size_bytes % DP_PROBE_FILE_MIN_BYTES;
@@ -847,7 +1005,8 @@ int dp_target_open_file_stop(const char *path, uint64_t size_bytes,
   snprintf(t->path, sizeof(t->path), "%s%s%s", real,
            strcmp(real, "/") == 0 ? "" : "/", file);
 
-  for (int attempt = 0; attempt < 4; attempt++) {
+  int want_rw = writable; /* a layout to resume needs a writable fd */
+  for (int attempt = 0; attempt < 5; attempt++) {
     struct stat lst;
     int exists = fstatat(dfd, file, &lst, AT_SYMLINK_NOFOLLOW) == 0;
     if (!exists && errno != ENOENT) {
@@ -860,25 +1019,31 @@ int dp_target_open_file_stop(const char *path, uint64_t size_bytes,
     }
     if ((rc = check_fs(t, dfd, real, exists, size_bytes)) < 0)
       break;
-    int created = !exists;
-    int fd = open_probe(t, dfd, file, writable || created ? O_RDWR : O_RDONLY,
-                        created);
+    int created = !exists, rw = want_rw || created;
+    int fd = open_probe(t, dfd, file, rw ? O_RDWR : O_RDONLY, created);
     if (fd == -EAGAIN)
       continue;
     if (fd < 0) {
       rc = fd;
       break;
     }
-    if ((rc = lock_file(t, fd, writable || created)) < 0) {
+    if ((rc = lock_file(t, fd, rw)) < 0) {
       close(fd);
       break;
     }
+    uint64_t from = 0;
     if (!created) {
-      int ok = check_existing(t, fd, file, size_bytes);
+      int ok = check_existing(t, fd, file, size_bytes, &from);
       if (ok < 0) {
         close(fd);
         rc = ok;
         break;
+      }
+      if (ok == 2 && !rw) {
+        /* resumable, but opened read-only: look again, writable */
+        close(fd);
+        want_rw = 1;
+        continue;
       }
       if (ok == 0) {
         /* Ours, but incomplete, resized or of another device: start over
@@ -892,31 +1057,13 @@ int dp_target_open_file_stop(const char *path, uint64_t size_bytes,
         close(fd);
         continue;
       }
-    } else {
-      uint32_t hdr = header_size(t->align);
-      rc = lay_out(t, fd, size_bytes, hdr, stop);
-      char why[128] = "";
-      if (rc == 0) {
-        rc = check_allocated(fd, size_bytes, why, sizeof(why));
-        if (rc < 0)
-          rc = fail(t, rc == -ENODATA ? -EIO : rc,
-                    "probe file not fully allocated after layout: %s", why);
-      }
-      if (rc == 0 && !writable) {
-        int ro = reopen_read_only(t, dfd, file, fd);
-        rc = ro < 0 ? ro : 0;
-        if (ro >= 0) {
-          close(fd);
-          fd = ro;
-        }
-      }
-      if (rc < 0) {
-        close(fd);
-        unlinkat(dfd, file, 0);
+    }
+    if (created || from > 0) {
+      fd = layout_file(t, dfd, file, fd, size_bytes, from, writable, lc);
+      if (fd < 0) {
+        rc = fd;
         break;
       }
-      t->data_offset = hdr;
-      t->laid_out = 1;
     }
     close(dfd);
     struct stat st;

@@ -25,6 +25,7 @@ static void test_defaults(void **state) {
   assert_int_equal(t.file_size_bytes, 1ull << 30);
   assert_int_equal(t.interval_ns, 60000000000ull);
   assert_int_equal(t.timeout_ns, 10000000000ull);
+  assert_int_equal(t.layout_rate_bytes, 64ull << 20); /* LayoutRate 64M */
   assert_int_equal(
       dp_target_conf_set(&t, "Path", "/var/lib/x", err, sizeof(err)), 0);
   assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
@@ -52,6 +53,12 @@ static void test_target_options(void **state) {
   assert_int_equal(dp_target_conf_set(&t, "Timeout", "0.5", err, sizeof(err)),
                    0);
   assert_int_equal(t.timeout_ns, 500000000ull);
+  assert_int_equal(dp_target_conf_set(&t, "LayoutRate", "0", err, sizeof(err)),
+                   0);
+  assert_int_equal(t.layout_rate_bytes, 0); /* unbounded */
+  assert_int_equal(
+      dp_target_conf_set(&t, "layoutrate", "512M", err, sizeof(err)), 0);
+  assert_int_equal(t.layout_rate_bytes, 512ull << 20);
   assert_int_equal(
       dp_target_conf_set(&t, "Device", "/dev/loop0", err, sizeof(err)), 0);
   assert_true(t.is_device);
@@ -67,6 +74,8 @@ static void test_bad_values(void **state) {
       {0, "FileSize", "12", "\"FileSize\"", "1M to 1T"},
       {0, "FileSize", "2T", "\"2T\"", "1M to 1T"},
       {0, "FileSize", "1500k", "\"1500k\"", "whole number of MiB"},
+      {0, "LayoutRate", "1500k", "\"LayoutRate\"", "0: unbounded"},
+      {0, "LayoutRate", "11G", "\"11G\"", "0 to 10G"},
       {0, "ProbeInterval", "0", "\"ProbeInterval\"", "1 to 86400"},
       {0, "ProbeInterval", "abc", "\"abc\"", "seconds"},
       {0, "Timeout", "-1", "\"Timeout\"", "0.01 to 3600"},

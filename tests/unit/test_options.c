@@ -175,8 +175,9 @@ static void test_keys_and_reference(void **state) {
   (void)state;
   char keys[256];
   dp_options_keys(DP_SCOPE_TARGET, keys, sizeof(keys));
-  assert_string_equal(keys, "Path, Device, FileSize, ProbeInterval, Timeout, "
-                            "LatencyCeiling and <Probe> blocks");
+  assert_string_equal(keys, "Path, Device, FileSize, LayoutRate, "
+                            "ProbeInterval, Timeout, LatencyCeiling and "
+                            "<Probe> blocks");
   dp_options_keys(DP_SCOPE_PROBE, keys, sizeof(keys));
   assert_string_equal(keys, "Pattern, BlockSize, QueueDepth, Duration, MaxOps");
   dp_options_keys(DP_SCOPE_PLUGIN, keys, sizeof(keys));

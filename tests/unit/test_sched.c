@@ -3,8 +3,10 @@
  * with a fake clock, over real probe files and a fake kernel AIO (libaio
  * replaced through -Wl,--wrap): grouping by disk, splay bounds, pacing
  * arithmetic, the results queue, a round that overran, no probe while a
- * disk is stalled and its recovery, a Device that appears after start, and
- * shutdown with a worker stuck in the kernel. The real path (the real
+ * disk is stalled and its recovery, a Timeout too short for the disk said
+ * once instead of flapping, layouts splayed over the first interval, a
+ * Device that appears after start, and shutdown with a worker stuck in the
+ * kernel. The real path (the real
  * collectd on throttled loop devices) is tests/shell/collectd_*.sh.
  */
 #define _GNU_SOURCE
@@ -27,6 +29,7 @@
 #include <cmocka.h>
 
 #include "clock.h"
+#include "events.h"
 #include "scheduler.h"
 
 /* ---- the fake kernel ---------------------------------------------------- */
@@ -138,15 +141,20 @@ static unsigned long fk_submitted(void) {
 
 static struct {
   pthread_mutex_t lock;
-  unsigned n[DP_SCHED_PROBE_SKIPPED + 1];
+  unsigned n[DP_SCHED_TIMEOUT_SHORT + 1];
   uint64_t stall_ns;
   char last_msg[256];
+  char line[DP_SCHED_TIMEOUT_SHORT + 1][1024]; /* the last log line of each */
+  uint64_t laid_at[4];                         /* fake clock, per target */
 } evs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void on_event(const dp_sched_event_t *ev, void *arg) {
   (void)arg;
   pthread_mutex_lock(&evs.lock);
   evs.n[ev->kind]++;
+  dp_event_log_line(ev, evs.line[ev->kind], sizeof(evs.line[0]));
+  if (ev->kind == DP_SCHED_OPENED && ev->laid_out && ev->target < 4)
+    evs.laid_at[ev->target] = fake_now;
   if (ev->kind == DP_SCHED_STALL_ENDED)
     evs.stall_ns = ev->stall_ns;
   if (ev->msg)
@@ -175,6 +183,7 @@ static int setup(void **state) {
   fk.advance_ns = 0;
   pthread_mutex_unlock(&fk.lock);
   memset(evs.n, 0, sizeof(evs.n));
+  memset(evs.laid_at, 0, sizeof(evs.laid_at));
   evs.last_msg[0] = '\0';
   snprintf(tmpdir, sizeof(tmpdir), "/var/tmp/dp-test-sched.XXXXXX");
   return mkdtemp(tmpdir) ? 0 : -1;
@@ -387,6 +396,107 @@ static void test_no_probe_while_stalled(void **state) {
   dp_sched_free(s);
 }
 
+/* Timeout too short for the disk (issue 12: Timeout 0.01 s at QD256 went
+ * FAILURE/OKAY every round): the first brief stall -- drained at the
+ * first poll -- is reported, then said once to be a short Timeout; later
+ * brief ones are not stalls (no events, no `stalled`, the probe not
+ * measured but its late I/O counted); one that outlasts the first poll is
+ * still reported, late by that poll. The lines print the Timeout in ms. */
+static void test_short_timeout_does_not_flap(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("short", "a", 0, "10", "0.05");
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  dp_sched_target_state_t st;
+  dp_sched_sample_t out[4];
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  fk_mode(HANG); /* the I/O outlives the 50 ms Timeout ... */
+  dp_sched_step(s, 0, 0);
+  assert_int_equal(seen(DP_SCHED_STALL_BEGAN), 1);
+  assert_non_null(strstr(evs.line[DP_SCHED_STALL_BEGAN], "more than 50 ms"));
+  fk_mode(OK); /* ... and completes by the first poll */
+  dp_sched_step(s, 0, 1000000);
+  assert_int_equal(seen(DP_SCHED_STALL_ENDED), 1);
+  assert_int_equal(seen(DP_SCHED_TIMEOUT_SHORT), 1);
+  const char *l = evs.line[DP_SCHED_TIMEOUT_SHORT];
+  if (strstr(l, "Timeout 50 ms") == NULL || strstr(l, "QueueDepth 1") == NULL)
+    fail_msg("timeout-short line: %s", l);
+  assert_int_equal(dp_sched_take(s, out, 4), 1);
+  assert_true(out[0].r.stalled);
+
+  for (int round = 2; round <= 4; round++) { /* brief again: quiet */
+    fake_now += S(10);
+    fk_mode(HANG);
+    dp_sched_step(s, 0, 0);
+    dp_sched_target_state(s, 0, &st);
+    assert_false(st.stalled);
+    assert_int_equal(dp_sched_take(s, out, 4), 0); /* held for the poll */
+    fk_mode(OK);
+    dp_sched_step(s, 0, 1000000);
+    assert_int_equal(dp_sched_take(s, out, 4), 1);
+    assert_int_equal(out[0].round, (uint64_t)round);
+    assert_false(out[0].r.stalled);
+    assert_int_equal(out[0].r.ops, 0);
+    assert_true(out[0].r.err_timeout > 0);
+  }
+  assert_int_equal(seen(DP_SCHED_STALL_BEGAN), 1);
+  assert_int_equal(seen(DP_SCHED_STALL_ENDED), 1);
+  assert_int_equal(seen(DP_SCHED_TIMEOUT_SHORT), 1);
+
+  /* a stall that outlasts the first poll is a stall: reported then */
+  fake_now += S(10);
+  fk_mode(HANG);
+  dp_sched_step(s, 0, 0);
+  assert_int_equal(seen(DP_SCHED_STALL_BEGAN), 1);
+  dp_sched_step(s, 0, 1000000);
+  assert_int_equal(seen(DP_SCHED_STALL_BEGAN), 2);
+  dp_sched_target_state(s, 0, &st);
+  assert_true(st.stalled);
+  assert_int_equal(dp_sched_take(s, out, 4), 1);
+  assert_true(out[0].r.stalled);
+  fk_mode(OK);
+  dp_sched_step(s, 0, 1000000);
+  assert_int_equal(seen(DP_SCHED_STALL_ENDED), 2);
+  assert_int_equal(seen(DP_SCHED_TIMEOUT_SHORT), 1);
+  dp_sched_free(s);
+}
+
+/* Layouts are splayed like the rounds: each target's probe file is laid
+ * out at its own first round, a random point of the first interval (the
+ * same points dp_sched_splay_ns gives for the seed), not all at start-up. */
+static void test_layouts_splayed(void **state) {
+  (void)state;
+  dp_target_conf_t t[3] = {target("a", "a", 0, "60", "1"),
+                           target("b", "b", 0, "60", "1"),
+                           target("c", "c", 0, "60", "1")};
+  dp_sched_conf_t c = sconf();
+  c.splay = 1;
+  c.seed = 42;
+  uint64_t t0 = fake_now, rng = 42, want[3];
+  for (int i = 0; i < 3; i++)
+    want[i] = dp_sched_splay_ns(t0, S(60), &rng);
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, t, 3), 0);
+  assert_int_equal(dp_sched_nworkers(s), 1);
+  uint64_t due = dp_sched_step(s, 0, 0);
+  assert_int_equal(seen(DP_SCHED_OPENED), 0); /* nothing at start-up */
+  while (seen(DP_SCHED_OPENED) < 3 && due < t0 + S(60)) {
+    fake_now = due;
+    due = dp_sched_step(s, 0, 0);
+  }
+  assert_int_equal(seen(DP_SCHED_OPENED), 3);
+  for (int i = 0; i < 3; i++) {
+    if (evs.laid_at[i] != want[i])
+      fail_msg("target %d laid out at t0 + %.3f s, its first round is at t0 "
+               "+ %.3f s",
+               i, (double)(evs.laid_at[i] - t0) / 1e9,
+               (double)(want[i] - t0) / 1e9);
+    for (int k = 0; k < i; k++)
+      assert_true(evs.laid_at[i] != evs.laid_at[k]);
+  }
+  dp_sched_free(s);
+}
+
 /* A disk that takes 30 ms a read: the QD8 probe's 20 ms budget is shorter
  * than one read, so it is skipped, not given 8 more I/Os. */
 static void test_deep_probe_skipped_on_slow_disk(void **state) {
@@ -544,6 +654,9 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_deep_probe_skipped_on_slow_disk,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(test_short_timeout_does_not_flap, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_layouts_splayed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_device_appears_after_start, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_threads_deliver_and_stop, setup,

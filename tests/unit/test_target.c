@@ -948,8 +948,9 @@ static void test_verify_notices_changes(void **state) {
   }
 }
 
-/* A shutdown during the first layout stops it: -ECANCELED, no partial
- * file left; without the stop it lays out. */
+/* A shutdown during the first layout stops it: -ECANCELED, and a file
+ * that had no data written yet is not left behind (one with data is kept
+ * to resume: test_layout_resumes); without the stop it lays out. */
 static void test_layout_stops_on_shutdown(void **state) {
   fx_t *f = *state;
   atomic_int stop = 1;
@@ -967,12 +968,197 @@ static void test_layout_stops_on_shutdown(void **state) {
   dp_target_close(&t);
 }
 
+/* ---- the layout: paced, interrupted, resumed ----------------------------- */
+
+/* A fake clock for the layout's pacing: sleeping advances it. The sleep
+ * hook also watches the file grow and raises the stop flag at stop_at. */
+static struct {
+  uint64_t now, t0, stop_at, rate, max_sleep;
+  const char *probe;
+  atomic_int stop;
+  unsigned sleeps, sleeps_after_stop;
+  int over_rate;
+  off_t size_at_stop;
+} lay;
+
+static uint64_t lay_now(void *arg) {
+  (void)arg;
+  return lay.now;
+}
+
+static void lay_sleep(uint64_t ns, void *arg) {
+  (void)arg;
+  struct stat st;
+  if (atomic_load(&lay.stop))
+    lay.sleeps_after_stop++;
+  lay.sleeps++;
+  lay.max_sleep = ns > lay.max_sleep ? ns : lay.max_sleep;
+  /* what is on disk may run ahead of the rate by at most one chunk */
+  if (stat(lay.probe, &st) == 0 &&
+      (double)(st.st_size - 4096) >
+          (double)lay.rate * (double)(lay.now - lay.t0) / 1e9 + 1.0 * MiB)
+    lay.over_rate = 1;
+  lay.now += ns;
+  if (lay.stop_at && lay.now >= lay.stop_at && !atomic_load(&lay.stop)) {
+    atomic_store(&lay.stop, 1);
+    lay.size_at_stop = stat(lay.probe, &st) == 0 ? st.st_size : -1;
+  }
+}
+
+static dp_layout_conf_t lay_conf(fx_t *f, uint64_t rate, uint64_t stop_after) {
+  memset(&lay, 0, sizeof(lay));
+  lay.now = lay.t0 = 1000 * 1000000000ull;
+  lay.rate = rate;
+  lay.probe = f->probe;
+  lay.stop_at = stop_after ? lay.t0 + stop_after : 0;
+  dp_layout_conf_t lc = {.stop = &lay.stop,
+                         .rate_bytes_per_s = rate,
+                         .now_ns = lay_now,
+                         .sleep_ns = lay_sleep};
+  return lc;
+}
+
+/* FNV-1a of bytes [from, to) of a file. */
+static uint64_t hash_range(const char *p, uint64_t from, uint64_t to) {
+  int fd = open(p, O_RDONLY);
+  assert_true(fd >= 0);
+  uint64_t x = 14695981039346656037ull;
+  static unsigned char buf[65536];
+  for (uint64_t off = from; off < to;) {
+    size_t want = to - off < sizeof(buf) ? (size_t)(to - off) : sizeof(buf);
+    ssize_t n = pread(fd, buf, want, (off_t)off);
+    assert_true(n > 0);
+    for (ssize_t i = 0; i < n; i++)
+      x = (x ^ buf[i]) * 1099511628211ull;
+    off += (uint64_t)n;
+  }
+  close(fd);
+  return x;
+}
+
+/* Header field at byte `at` (see target.c's probe_header_t). */
+static uint64_t header_u64(const char *p, off_t at) {
+  uint64_t v = 0;
+  int fd = open(p, O_RDONLY);
+  assert_true(fd >= 0);
+  assert_int_equal(pread(fd, &v, 8, at), 8);
+  close(fd);
+  return v;
+}
+#define LAID_AT 56     /* laid_bytes */
+#define COMPLETE_AT 48 /* complete (u32) */
+
+/* LayoutRate: on a fake clock, the bytes on disk never run more than one
+ * chunk ahead of the rate, the layout takes as long as the rate says, and
+ * no sleep is longer than DP_LAYOUT_SLEEP_NS (a stop is seen that soon). */
+static void test_layout_paced(void **state) {
+  fx_t *f = *state;
+  const uint64_t rate = 4 * MiB, size = 8 * MiB;
+  dp_layout_conf_t lc = lay_conf(f, rate, 0);
+  dp_target_t t;
+  int rc = dp_target_open_file_layout(f->dir, size, 1, &lc, &t);
+  if (rc == -EINVAL && strstr(t.err, "O_DIRECT"))
+    skip();
+  assert_int_equal(rc, 0);
+  assert_int_equal(t.laid_out, 1);
+  dp_target_close(&t);
+  assert_false(lay.over_rate);
+  assert_true(lay.sleeps > 0);
+  assert_true(lay.max_sleep <= DP_LAYOUT_SLEEP_NS);
+  /* the last chunk (1 MiB less the header) is written without a wait */
+  double want_s = (double)(size - 1 * MiB) / (double)rate;
+  double took_s = (double)(lay.now - lay.t0) / 1e9;
+  if (took_s < want_s - 1e-6 || took_s > want_s + 1e-6)
+    fail_msg("%llu bytes at %llu B/s took %.6f s on the fake clock, expected "
+             "%.6f s",
+             (unsigned long long)size, (unsigned long long)rate, took_s,
+             want_s);
+  /* unbounded: no sleep at all */
+  unlink(f->probe);
+  lc = lay_conf(f, 0, 0);
+  assert_int_equal(dp_target_open_file_layout(f->dir, size, 1, &lc, &t), 0);
+  dp_target_close(&t);
+  assert_int_equal(lay.sleeps, 0);
+}
+
+/* A stop during a paced layout ends it at once and keeps what was laid;
+ * the next open (read-only here) resumes at the recorded point: the data
+ * before it untouched, the file complete and fully allocated, and reused
+ * as intact afterwards. A header that does not add up is laid again. */
+static void test_layout_resumes(void **state) {
+  fx_t *f = *state;
+  const uint64_t size = 8 * MiB;
+  dp_layout_conf_t lc = lay_conf(f, 4 * MiB, 1000000000ull); /* stop at 1 s */
+  dp_target_t t;
+  int rc = dp_target_open_file_layout(f->dir, size, 0, &lc, &t);
+  if (rc == -EINVAL && strstr(t.err, "O_DIRECT"))
+    skip();
+  if (rc != -ECANCELED || strstr(t.err, "resumes") == NULL)
+    fail_msg("expected -ECANCELED and \"resumes\", got %d \"%s\"", rc, t.err);
+  assert_int_equal(lay.sleeps_after_stop, 0);
+  struct stat st;
+  assert_int_equal(stat(f->probe, &st), 0);
+  assert_int_equal(st.st_size, lay.size_at_stop); /* nothing written after */
+  assert_int_equal(st.st_mode & 07777, 0600);
+  uint64_t laid = header_u64(f->probe, LAID_AT);
+  /* 1 s at 4 MiB/s: 4 MiB and the chunk ahead of the rate at most */
+  if (laid <= 4096 || laid > 5 * MiB + 4096 || laid % 4096 != 0 ||
+      laid != t.resumed_bytes || laid > (uint64_t)st.st_size)
+    fail_msg("recorded progress %llu (err says %llu, file %lld bytes)",
+             (unsigned long long)laid, (unsigned long long)t.resumed_bytes,
+             (long long)st.st_size);
+  uint64_t before = hash_range(f->probe, 4096, laid);
+
+  lc = lay_conf(f, 0, 0);
+  rc = dp_target_open_file_layout(f->dir, size, 0, &lc, &t);
+  if (rc != 0)
+    fail_msg("resume: %d %s", rc, t.err);
+  assert_int_equal(t.laid_out, 1);
+  assert_int_equal(t.resumed_bytes, laid);
+  assert_int_equal(t.writable, 0);
+  assert_int_equal(fcntl(t.fd, F_GETFL) & O_ACCMODE, O_RDONLY);
+  assert_int_equal(lseek(t.fd, 0, SEEK_HOLE), size);
+  dp_target_close(&t);
+  assert_true(hash_range(f->probe, 4096, laid) == before);
+  assert_int_equal(header_u64(f->probe, COMPLETE_AT) & 0xffffffffu, 1);
+  assert_int_equal(header_u64(f->probe, LAID_AT), size);
+  assert_int_equal(dp_target_open_file(f->dir, size, 1, &t), 0);
+  assert_int_equal(t.laid_out, 0); /* intact: reused */
+  dp_target_close(&t);
+
+  /* interrupted again, then the recorded progress tampered with (the sum
+   * no longer matches): not trusted, laid out from the start */
+  unlink(f->probe);
+  lc = lay_conf(f, 4 * MiB, 1000000000ull);
+  assert_int_equal(dp_target_open_file_layout(f->dir, size, 1, &lc, &t),
+                   -ECANCELED);
+  int fd = open(f->probe, O_RDWR);
+  uint64_t more = header_u64(f->probe, LAID_AT) + 1 * MiB;
+  assert_int_equal(pwrite(fd, &more, 8, LAID_AT), 8);
+  close(fd);
+  lc = lay_conf(f, 0, 0);
+  assert_int_equal(dp_target_open_file_layout(f->dir, size, 1, &lc, &t), 0);
+  assert_int_equal(t.laid_out, 1);
+  assert_int_equal(t.resumed_bytes, 0);
+  dp_target_close(&t);
+
+  /* interrupted, then given group/other access: refused, never resumed */
+  unlink(f->probe);
+  lc = lay_conf(f, 4 * MiB, 1000000000ull);
+  assert_int_equal(dp_target_open_file_layout(f->dir, size, 1, &lc, &t),
+                   -ECANCELED);
+  assert_int_equal(chmod(f->probe, 0644), 0);
+  assert_int_equal(dp_target_open_file(f->dir, size, 1, &t), -EPERM);
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
   const struct CMUnitTest tests[] = {
       T(test_layout_fully_allocated_random),
       T(test_verify_notices_changes),
       T(test_layout_stops_on_shutdown),
+      T(test_layout_paced),
+      T(test_layout_resumes),
       T(test_explicit_probe_path_and_new_dir),
       T(test_refuses_symlink),
       T(test_refuses_foreign_file),
