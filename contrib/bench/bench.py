@@ -1108,7 +1108,7 @@ def alloc_section(raw):
 # ---- main ---------------------------------------------------------------------
 
 
-def header(raw):
+def header(raw, title="diskprobe benchmark vs fio and ioping (contrib/bench)"):
     def sh(cmd):
         try:
             return subprocess.run(cmd, capture_output=True, text=True,
@@ -1133,7 +1133,7 @@ def header(raw):
         "load": "%.2f %.2f %.2f (load average at the start)" % os.getloadavg(),
     }
     raw["meta"] = meta
-    out("diskprobe benchmark vs fio and ioping (contrib/bench)")
+    out(title)
     for k in ("date", "command", "kernel", "cpu", "memory", "os",
               "diskprobe", "fio", "ioping", "collectd", "load"):
         out("  %-10s %s" % (k, meta[k]))
