@@ -180,11 +180,12 @@ static int read_day(host_t *h, const char *path) {
     }
     char *end;
     double ts = strtod(fld[col[0]], &end);
-    if (end == fld[col[0]] || *end != '\0' || !isfinite(ts) ||
+    /* Unix seconds up to the year 5138: beyond, llround would overflow */
+    if (end == fld[col[0]] || *end != '\0' || !(ts >= 0 && ts <= 1e11) ||
         fld[col[1]][0] == '\0') {
       fprintf(stderr,
-              "diskprobe failslow: %s: line %zu: bad ts '%s' or empty "
-              "disk_id\n",
+              "diskprobe failslow: %s: line %zu: bad ts '%s' (want Unix "
+              "seconds, 0 to 1e11) or empty disk_id\n",
               path, lineno, fld[col[0]]);
       rc = 2;
       goto out;

@@ -83,6 +83,10 @@ expect 2 "no day files" "$DISKPROBE" failslow --format json "$d/empty"
 mkdir -p "$d/bad"
 printf 'time,disk,tp,lat\n1,a,2,3\n' >"$d/bad/2022-07-18.csv"
 expect 2 "no column 'ts'" "$DISKPROBE" failslow --format json "$d/bad"
+# a timestamp beyond int64 seconds (found by fuzz_failslow_csv: UB in llround)
+mkdir -p "$d/bigts"
+printf 'ts,disk_id,throughput,latency\n1e30,a,2,3\n' >"$d/bigts/2022-07-18.csv"
+expect 2 "bad ts '1e30'" "$DISKPROBE" failslow --format json "$d/bigts"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   mkdir -p "$d/locked" && cp "$d/host_8/2022-07-18.csv" "$d/locked/" && chmod 700 "$d/locked"
   chmod 755 "$d"
