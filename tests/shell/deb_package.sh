@@ -114,6 +114,10 @@ $drop_in
 /usr/share/diskprobe/grafana-provisioning/alerting/diskprobe-contact-point.yml
 /usr/share/diskprobe/grafana-provisioning/alerting/diskprobe-rules.yml
 /usr/share/man/man1/diskprobe.1.gz
+/usr/share/doc/diskprobe/examples/fleet-client.conf
+/usr/share/doc/diskprobe/examples/fleet-server.conf
+/usr/share/doc/diskprobe/examples/fleet-auth
+/usr/share/doc/diskprobe/examples/prometheus-scrape.yml
 /usr/share/doc/diskprobe/copyright"
 dpkg -L diskprobe >"$tmp/dpkg-L"
 missing=0
@@ -123,6 +127,10 @@ done <<<"$expected"
 [ $missing = 0 ] && pass "all $(wc -l <<<"$expected") listed files installed and owned by diskprobe"
 cmp -s "$top_srcdir/plugin/diskprobe.types.db" /usr/share/collectd/diskprobe.types.db &&
   pass "diskprobe.types.db is the source's" || fail "installed diskprobe.types.db differs from plugin/diskprobe.types.db"
+for f in fleet-client.conf fleet-server.conf fleet-auth prometheus-scrape.yml; do
+  cmp -s "$top_srcdir/contrib/examples/$f" "/usr/share/doc/diskprobe/examples/$f" ||
+    fail "/usr/share/doc/diskprobe/examples/$f is not contrib/examples/$f"
+done
 if v=$(/usr/bin/diskprobe --version 2>&1) && [ "$v" = "diskprobe 0.1.0" ]; then
   pass "/usr/bin/diskprobe --version: $v"
 else
