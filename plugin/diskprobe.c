@@ -393,17 +393,19 @@ static void diskprobe_peers(diskprobe_ctx_t *ctx,
     return;
   if (!ctx->peers_tried) {
     ctx->peers_tried = 1;
+    double win = (double)ctx->conf.failslow_window_ns / 1e9;
     int rc = dp_peers_new(&ctx->peers, m, (size_t)n, "/sys",
-                          CDTIME_T_TO_DOUBLE(ivl));
+                          CDTIME_T_TO_DOUBLE(ivl), win);
     if (rc == 0)
       INFO(PLUGIN_NAME " plugin: fail-slow: %zu disk(s) in peer groups of "
-                       "three or more.",
-           dp_peers_ndevices(ctx->peers));
+                       "three or more, windows of %.3g s.",
+           dp_peers_ndevices(ctx->peers), win);
     else
       ERROR(PLUGIN_NAME " plugin: fail-slow: cannot judge the device view's "
-                        "disks against their peers at Interval %.3g s: %s; "
-                        "not judged until a restart.",
-            CDTIME_T_TO_DOUBLE(ivl), strerror(-rc));
+                        "disks against their peers at Interval %.3g s with "
+                        "FailSlowWindow %.3g s: %s; not judged until a "
+                        "restart.",
+            CDTIME_T_TO_DOUBLE(ivl), win, strerror(-rc));
   }
   diskprobe_when_t w = {.now = now, .ivl = ivl};
   dp_peers_feed(ctx->peers, m, (size_t)n, CDTIME_T_TO_DOUBLE(now),

@@ -89,6 +89,7 @@ typedef struct {
   double saturation_percent;
   uint64_t arm_rounds;          /* ArmRounds */
   uint64_t baseline_horizon_ns; /* BaselineHorizon */
+  uint64_t failslow_window_ns;  /* FailSlowWindow */
   char state_dir[PATH_MAX];     /* StateDir; "": collectd's BaseDir */
 } dp_plugin_conf_t;
 

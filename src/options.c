@@ -130,6 +130,21 @@ static const dp_option_t table[] = {
                     "`\"nvme*n1\"`)",
      .help = "also dispatch the iostat view of these devices; the disks "
              "under the targets are always included"},
+    {.key = "FailSlowWindow",
+     .scope = DP_SCOPE_PLUGIN,
+     .kind = DP_OPT_DURATION,
+     .def = "300",
+     .min = 1,
+     .max = 3600,
+     .unit = "s",
+     .help = "the fail-slow detector's window over the device view's disks "
+             "(at least 3 `Interval`s). Its other horizons are counted in "
+             "windows and scale with it: at 300 s the model spans 1 h, the "
+             "score 2 h (flagged after 1 h at the earliest), clearing 30 min, "
+             "the long score 12 h. Shorter windows are for tests and demos: "
+             "they judge on fewer samples and no longer sit between the "
+             "tuned figures (README, \"Fail-slow drives among their peers\")",
+     AT(dp_plugin_conf_t, failslow_window_ns)},
     {.key = "Target",
      .scope = DP_SCOPE_PLUGIN,
      .kind = DP_OPT_BLOCK,

@@ -46,11 +46,11 @@ static int whole_disk(const char *sysroot, const char *name) {
 }
 
 int dp_peers_new(dp_peers_t **out, const dp_diskstats_metrics_t *m, size_t n,
-                 const char *sysroot, double interval_s) {
+                 const char *sysroot, double interval_s, double window_s) {
   *out = NULL;
   dp_failslow_conf_t fc;
   dp_failslow_conf_init(&fc);
-  if (dp_failslow_conf_for_interval(&fc, interval_s) < 0)
+  if (dp_failslow_conf_for_window(&fc, interval_s, window_s) < 0)
     return -EINVAL;
   dp_peers_t *p = calloc(1, sizeof(*p));
   if (p == NULL || (p->disks = calloc(n ? n : 1, sizeof(*p->disks))) == NULL) {

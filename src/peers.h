@@ -26,10 +26,12 @@
 typedef struct dp_peers dp_peers_t;
 
 /* Peer groups over the devices named in m[0..n) (a device-view read),
- * for a read interval of interval_s. 0 (also when no group has three
- * disks: nothing is judged), -EINVAL, -ENOMEM. */
+ * for a read interval of interval_s and detector windows of about
+ * window_s (dp_failslow_conf_for_window; 300: the tuned default). 0 (also
+ * when no group has three disks: nothing is judged), -EINVAL (interval or
+ * window out of range), -ENOMEM. */
 int dp_peers_new(dp_peers_t **out, const dp_diskstats_metrics_t *m, size_t n,
-                 const char *sysroot, double interval_s);
+                 const char *sysroot, double interval_s, double window_s);
 void dp_peers_free(dp_peers_t *p);
 
 /* Disks being judged (in groups of three or more). */

@@ -154,6 +154,16 @@ static void test_defaults_applied(void **state) {
   assert_true(c.duty_cycle_percent == 2.0);
   assert_int_equal(c.splay, 1);
   assert_true(c.saturation_percent == 90.0);
+  assert_int_equal(c.failslow_window_ns, 300000000000ull);
+  assert_int_equal(
+      dp_plugin_conf_set(&c, "FailSlowWindow", "3", err, sizeof(err)), 0);
+  assert_int_equal(c.failslow_window_ns, 3000000000ull);
+  assert_int_equal(
+      dp_plugin_conf_set(&c, "FailSlowWindow", "500ms", err, sizeof(err)),
+      -EINVAL);
+  assert_string_equal(err, "Option \"FailSlowWindow\": value \"500ms\" is "
+                           "invalid: allowed 1 to 3600 seconds (e.g. 60, "
+                           "0.5, 500ms)");
   /* the table's row is what the setter reads */
   const dp_option_t *qd = dp_option_find(DP_SCOPE_PROBE, "queuedepth");
   assert_non_null(qd);
@@ -183,7 +193,8 @@ static void test_keys_and_reference(void **state) {
   dp_options_keys(DP_SCOPE_PLUGIN, keys, sizeof(keys));
   assert_string_equal(keys, "DutyCycle, Splay, SaturationThreshold, "
                             "ArmRounds, BaselineHorizon, StateDir, "
-                            "DeviceStats and <Target> blocks");
+                            "DeviceStats, FailSlowWindow and <Target> "
+                            "blocks");
 
   char *md = NULL;
   size_t mdlen = 0;

@@ -5,9 +5,11 @@
  * do not join it), a group of two is not judged, and the disk three times
  * slower than its peers at the same load is reported as changed (flagged)
  * while the others are not; every judged disk's verdict is handed out at
- * every interval.
+ * every interval; a 3 s window (FailSlowWindow) at 1 s flags within a
+ * minute.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -84,7 +86,7 @@ static void test_groups_and_flag(void **state) {
     m[i] = interval(disks[i], 5);
   m[6] = interval("sda1", 5); /* a partition: no /sys/block/sda1 */
   dp_peers_t *p;
-  assert_int_equal(dp_peers_new(&p, m, 7, root, 15), 0);
+  assert_int_equal(dp_peers_new(&p, m, 7, root, 15, 300), 0);
   /* sda..sdd are a group; sde and sdf (another model) only two */
   assert_int_equal(dp_peers_ndevices(p), 4);
   memset(&seen, 0, sizeof(seen));
@@ -104,6 +106,24 @@ static void test_groups_and_flag(void **state) {
     assert_true(!seen.flag_now[i] && seen.last[i] > 0.8 && seen.last[i] < 1.2);
   dp_peers_free(p);
 
+  /* FailSlowWindow 3 s at 1 s intervals: flagged within a minute, at a
+   * window's end (12 windows of 3 intervals before a score) */
+  dp_peers_t *bad;
+  assert_int_equal(dp_peers_new(&bad, m, 7, root, 1, 0), -EINVAL);
+  assert_int_equal(dp_peers_new(&p, m, 7, root, 1, 3), 0);
+  memset(&seen, 0, sizeof(seen));
+  int first = -1;
+  for (int t = 0; t < 120; t++) {
+    for (int i = 0; i < 6; i++)
+      m[i] = interval(disks[i], (i == 3 ? 15 : 5) * (1 + 0.05 * (t % 3)));
+    dp_peers_feed(p, m, 6, 1e9 + t, on_each, on_changed, NULL);
+    if (first < 0 && seen.flagged[3])
+      first = t;
+  }
+  assert_true(first >= 12 * 3 - 1 && first < 60 && (first + 1) % 3 == 0);
+  assert_int_equal(seen.flagged[3], 1);
+  assert_int_equal(seen.changed, 1);
+  dp_peers_free(p);
   char cmd[128];
   snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
   assert_int_equal(system(cmd), 0);
