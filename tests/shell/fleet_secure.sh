@@ -23,7 +23,10 @@
 #     encrypted part (type 0x0210) with no host name, type or probe name in
 #     clear, the user name is (collectd sends it so the server can find the
 #     password); client-d's clear datagrams show its name (the control);
-#   - prometheus-scrape.yml passes promtool and has honor_labels: true.
+#   - prometheus-scrape.yml passes promtool and has honor_labels: true; a
+#     real Prometheus scraping with it stores instance=<member's FQDN>, and
+#     (the control) the same job without honor_labels stores
+#     instance=<the server's address>, exported_instance=<FQDN>.
 set -u
 . "$(dirname "$0")/lib.sh"
 need root collectd
@@ -121,6 +124,24 @@ wait_log "$d/tcpdump.err" 10 "listening on" || die "tcpdump did not start: $(cat
 collectd_start "$srv"
 spid=$COLLECTD_PID
 wait_until 15 curl -sf -o /dev/null "http://127.0.0.1:$prom/metrics" || die "the server's write_prometheus does not answer"
+# Prometheus scraping the server twice: with the shipped job as it is
+# (honor_labels: true) and, as the control, the same job without it.
+pq=
+if command -v prometheus >/dev/null; then
+  pq=$((port + 2))
+  mkdir -p "$d/prom"
+  {
+    printf 'global:\n  scrape_interval: 1s\n'
+    sed -e "s|\"collector.example.net:9103\"|\"127.0.0.1:$prom\"|" -e 's|scrape_interval: 10s|scrape_interval: 1s|' \
+      "$ex/prometheus-scrape.yml"
+    sed -n '/^  - job_name:/,$p' "$ex/prometheus-scrape.yml" |
+      sed -e "s|\"collector.example.net:9103\"|\"127.0.0.1:$prom\"|" -e 's|scrape_interval: 10s|scrape_interval: 1s|' \
+        -e 's|job_name: diskprobe-fleet|job_name: without-honor-labels|' -e 's|honor_labels: true|honor_labels: false|'
+  } >"$d/prom/prometheus.yml"
+  prometheus --config.file="$d/prom/prometheus.yml" --storage.tsdb.path="$d/prom/data" \
+    --web.listen-address="127.0.0.1:$pq" >"$d/prom/prometheus.log" 2>&1 &
+  register_pid $!
+fi
 declare -A cpid
 members="client-a client-b client-c client-d"
 for n in $members; do
@@ -133,6 +154,18 @@ both_stored() { [ "$(rrd_points "$(rrd_of client-a)" 60)" -ge 3 ] && [ "$(rrd_po
 wait_until 60 both_stored
 rejected_re='network plugin: Checksum mismatch. Username: diskprobe-fleet'
 wait_log "$srv/collectd.log" 20 "$rejected_re"
+# instance/exported_instance/job of every p99 series Prometheus stored
+prom_labels() {
+  curl -s "http://127.0.0.1:$pq/api/v1/query" --data-urlencode \
+    'query=count by (job, instance, exported_instance) (collectd_diskprobe_probe_latency_p99{diskprobe="data"})' |
+    python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["data"]["result"]:
+    m = r["metric"]
+    print(m.get("job"), m.get("instance"), m.get("exported_instance", "-"))' 2>/dev/null | sort >"$d/prom/labels"
+  [ "$(grep -c . "$d/prom/labels")" -ge 4 ]
+}
+[ -n "$pq" ] && { wait_until 30 prom_labels || echo "  Prometheus has: $(cat "$d/prom/labels")"; }
 curl -s "http://127.0.0.1:$prom/metrics" >"$srv/metrics"
 for n in $members; do collectd_stop "${cpid[$n]}"; done
 collectd_stop "$spid"
@@ -233,6 +266,20 @@ line=$(log_first "$w/collectd.log" 'Looking up "client-unresolvable" failed')
   fail "unresolvable host name: exit status $rc, log line '$line'"
 
 # The Prometheus scrape config.
+if [ -n "$pq" ]; then
+  want="diskprobe-fleet client-a.fleet.test -
+diskprobe-fleet client-b.fleet.test -
+without-honor-labels 127.0.0.1:$prom client-a.fleet.test
+without-honor-labels 127.0.0.1:$prom client-b.fleet.test"
+  if [ "$(cat "$d/prom/labels")" = "$want" ]; then
+    pass "Prometheus, shipped job (honor_labels: true): instance is the member's host name"
+    pass "Prometheus, the control without honor_labels: instance=\"127.0.0.1:$prom\" for both, names in exported_instance"
+  else
+    fail "Prometheus labels (job instance exported_instance): $(tr '\n' ';' <"$d/prom/labels"), expected $(tr '\n' ';' <<<"$want")"
+  fi
+else
+  echo "prometheus not installed: the labels Prometheus stores are not checked"
+fi
 if command -v promtool >/dev/null; then
   promtool check config "$ex/prometheus-scrape.yml" >"$d/promtool.out" 2>&1 &&
     pass "prometheus-scrape.yml: promtool check config accepts it" || fail "promtool: $(cat "$d/promtool.out")"
