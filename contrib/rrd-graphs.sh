@@ -3,36 +3,139 @@
 #
 #   bash contrib/rrd-graphs.sh RRD_DATADIR OUT_DIR [START [END]]
 #
-# RRD_DATADIR is the rrdtool plugin's DataDir (HOST/diskprobe-TARGET/*.rrd).
-# START/END are rrdtool times (default: -20min, now). For each host and
-# target it draws: health and slowdown against the baseline, latency
-# percentiles per probe (log scale), IOPS (log scale) and
-# throughput of all probes, achieved queue depth, and the stall state; for
-# each device (diskprobe-DEVICE with read/write metrics) await, queue
-# length, and utilisation with the probes' share. Needs only rrdtool.
+# RRD_DATADIR is the rrdtool plugin's DataDir (HOST/diskprobe-TARGET/*.rrd,
+# HOST/diskprobe-dev-DISK/*.rrd for the device view). START/END are rrdtool
+# or GNU date times (default: -20min, now); every graph uses the same range.
+#
+# Per target: health (level, armed and each rule as a strip), slowdown
+# against the baseline, latency percentiles of each probe, IOPS, throughput
+# and achieved queue depth of all probes (log axes: QD1 and QD32 differ by
+# 10x), effective interval and probe wall time, probe errors, stalled and
+# saturated as a strip ("0 = ok" drawn green), the peer ratio. Per disk of
+# the device view: IOPS, throughput, request size, await, queue length and
+# in flight, utilisation (its own axis), probe share, fail-slow against the
+# peers. Under each section a table names every RRD file of the directory
+# and the graph it is drawn in, or why it is not drawn (the files are
+# listed, not assumed: tests/shell/collectd_rrd.sh checks the table).
+# Needs only rrdtool and GNU date.
 set -euo pipefail
-src=${1:?usage: rrd-graphs.sh RRD_DATADIR OUT_DIR [START [END]]}
-out=${2:?usage: rrd-graphs.sh RRD_DATADIR OUT_DIR [START [END]]}
-start=${3:--20min}
-end=${4:-now}
+usage='usage: rrd-graphs.sh RRD_DATADIR OUT_DIR [START [END]]'
+src=${1:?$usage}
+out=${2:?$usage}
+to_epoch() { # rrdtool-style "-20min", "now", an epoch, or any GNU date time
+  case $1 in
+  now) date +%s ;;
+  *[!0-9]*) date -d "$1" +%s ;;
+  *) echo "$1" ;;
+  esac
+}
+start=$(to_epoch "${3:--20min}")
+end=$(to_epoch "${4:-now}")
+[ "$start" -lt "$end" ] || { echo "rrd-graphs.sh: START must be before END" >&2; exit 2; }
 mkdir -p "$out"
 colors=(1f77b4 ff7f0e 2ca02c d62728 9467bd 8c564b e377c2 7f7f7f bcbd22 17becf)
-common=(--start "$start" --end "$end" --width 720 --height 220 --imgformat PNG
-  --color BACK#ffffff --color CANVAS#ffffff --slope-mode)
+common=(--start "$start" --end "$end" --width 560 --height 180 --imgformat PNG
+  --color BACK#ffffff --color CANVAS#ffffff --color SHADEA#ffffff --color SHADEB#ffffff
+  --font DEFAULT:8: --slope-mode)
+OK=2ca02c WARN=ffbf00 FAIL=d62728 GREY=bbbbbb
+fmt_time() { date -d "@$1" '+%Y-%m-%d %H:%M:%S %Z'; }
+esc() { local s=${1//&/&amp;}; s=${s//</&lt;}; echo "${s//>/&gt;}"; }
 
 html="$out/index.html"
-cat >"$html" <<'HTML'
-<!doctype html><html><head><meta charset="utf-8"><title>diskprobe graphs</title>
-<style>body{font-family:sans-serif;margin:2em;max-width:800px}img{display:block;margin:1em 0}
-h2{border-bottom:1px solid #ccc}p.note{color:#555}</style></head><body>
-<h1>diskprobe</h1>
-<p class="note">Latency graphs are per probe: the band is min..max, lines are p50, p90, p99.
-A healthy local SSD reads 8 KiB at queue depth 1 in tens to hundreds of microseconds;
-a p99 that climbs by an order of magnitude while IOPS falls is a degrading disk.
-"stalled" is 1 while an I/O has been outstanding longer than the target's Timeout.
-Each target starts with diskprobe's own verdict: health (0 ok, 1 warning, 2 failure) and the
-round's slowdown against the target's baseline with the rules' thresholds.</p>
+hosts=$(for h in "$src"/*/; do [ -d "$h" ] && basename "$h"; done | tr '\n' ' ')
+cat >"$html" <<HTML
+<!doctype html><html><head><meta charset="utf-8"><title>diskprobe: ${hosts% }</title>
+<style>body{font-family:sans-serif;margin:1.5em;max-width:1400px}
+h2{border-bottom:1px solid #ccc;margin-top:2em}
+.graphs{display:flex;flex-wrap:wrap;gap:1em}
+figure{margin:0;width:660px}figure img{display:block}
+figcaption{color:#444;font-size:90%;margin:.3em 0 0 .5em}
+p.note{color:#444}table.files{border-collapse:collapse;font-size:85%;margin-top:1em}
+table.files td,table.files th{border:1px solid #ddd;padding:2px 6px;text-align:left}
+td.nd{color:#777}</style></head><body>
+<h1>diskprobe on $(esc "${hosts% }")</h1>
+<p><b>Time range:</b> $(fmt_time "$start") to $(fmt_time "$end") ($(((end - start) / 60)) min).
+Generated $(date '+%Y-%m-%d %H:%M:%S %Z') from <code>$(esc "$src")</code>.</p>
+<p class="note">Each target starts with diskprobe's own verdict (health: 0 ok, 1 warning, 2 failure, the
+rule that says so, armed or still learning) and the slowdown against the target's baseline; the probe figures
+behind it follow. A healthy local SSD reads 8 KiB at queue depth 1 in tens to hundreds of microseconds; a p99
+that climbs by an order of magnitude while IOPS falls is a degrading disk. The device view is what
+<code>iostat -x</code> and Perfmon show for the disk under the target.</p>
 HTML
+
+# ---- bookkeeping: which RRD file each graph draws ------------------------
+declare -A drawn nodata
+args=()
+# ser VNAME FILE DS CF [DRAW...]: appends DEF:VNAME=FILE:DS:CF and the DRAW
+# elements to args when FILE exists and has a finite value in the range;
+# otherwise remembers FILE as empty and returns 1.
+ser() {
+  local v=$1 f=$2 ds=$3 cf=$4
+  shift 4
+  [ -f "$f" ] || return 1
+  if ! finite "$f"; then
+    nodata[$f]=1
+    return 1
+  fi
+  args+=("DEF:$v=$f:$ds:$cf" "$@")
+}
+finite() { # finite FILE: any finite value in the range, any data source
+  # (awk reads to the end: an early exit would fail the pipe under pipefail)
+  rrdtool fetch "$1" AVERAGE --start "$start" --end "$end" 2>/dev/null |
+    awk 'NR > 2 && !found { for (i = 2; i <= NF; i++) if ($i !~ /nan/) found = 1 } END { exit !found }'
+}
+# graph PNG TITLE CAPTION [rrdtool args]: draws args (reset afterwards)
+# with the extra options, records the files it DEFs.
+graph() {
+  local png=$1 title=$2 caption=$3 a f
+  shift 3
+  if [ ${#args[@]} = 0 ]; then return 0; fi
+  rrdtool graph "$out/$png" "${common[@]}" --title "$title" "$@" "${args[@]}" >/dev/null
+  for a in "${args[@]}"; do
+    case $a in DEF:*)
+      f=${a#DEF:*=}
+      f=${f%:*:*}
+      drawn[$f]="${drawn[$f]:-}$png "
+      ;;
+    esac
+  done
+  args=()
+  echo "<figure><img src=\"$png\" alt=\"$(esc "$title")\"><figcaption>$caption</figcaption></figure>" >>"$html"
+}
+# why FILE: why a file without a graph is not drawn.
+why() {
+  local b=${1##*/}
+  b=${b%.rrd}
+  case $b in
+  target_device-*) echo "info series (always 1): the target is on disk ${b#target_device-}, drawn in its device view" ;;
+  peer_ratio-*) [ -n "${nodata[$1]:-}" ] && echo "no finite value in the range: the peer ratio needs three or more targets of the same media class and model on this host" ;;
+  slowdown-peers) [ -n "${nodata[$1]:-}" ] && echo "no finite value in the range: the fail-slow score needs three or more like disks and enough windows" ;;
+  failslow-peers) echo "drawn with slowdown-peers, which has no finite value in the range (three or more like disks and enough windows needed)" ;;
+  slowdown-*) [ -n "${nodata[$1]:-}" ] && echo "no finite value in the range: NaN until the target is armed (ArmRounds rounds of baseline)" ;;
+  *discard* | *flush*) [ -n "${nodata[$1]:-}" ] && echo "no finite value in the range: no discards/flushes (await is NaN without I/O), or a kernel without those fields" ;;
+  *) [ -n "${nodata[$1]:-}" ] && echo "no finite value in the range" ;;
+  esac
+  return 0
+}
+# files_table DIR: every RRD file of DIR, the graphs it is in or why not.
+files_table() {
+  local dir=$1 f rel pngs reason p links
+  echo "<table class=\"files\"><tr><th>RRD file</th><th>drawn in</th></tr>" >>"$html"
+  for f in "$dir"/*.rrd; do
+    [ -e "$f" ] || continue
+    rel=${f#"$src"/}
+    pngs=${drawn[$f]:-}
+    if [ -n "$pngs" ]; then
+      links=
+      for p in $pngs; do links+="<a href=\"$p\">$p</a> "; done
+      echo "<tr data-rrd=\"$(esc "$rel")\" data-drawn=\"${pngs% }\"><td>$(esc "$rel")</td><td>${links% }</td></tr>" >>"$html"
+    else
+      reason=$(why "$f")
+      echo "<tr data-rrd=\"$(esc "$rel")\" data-drawn=\"\" data-reason=\"$(esc "$reason")\"><td>$(esc "$rel")</td><td class=\"nd\">not drawn: $(esc "${reason:-NO REASON KNOWN}")</td></tr>" >>"$html"
+    fi
+  done
+  echo "</table>" >>"$html"
+}
 
 probe_names() { # probe_names DIR: probes that have a latency file
   local f
@@ -42,25 +145,46 @@ probe_names() { # probe_names DIR: probes that have a latency file
     echo "${f%.rrd}"
   done
 }
-
-# multi TITLE VLABEL FILE_PREFIX DS PNG DIR [extra rrdtool args]
-multi() {
-  local title=$1 vlabel=$2 prefix=$3 ds=$4 png=$5 dir=$6
-  shift 6
-  local args=() i=0 p
-  for p in $(probe_names "$dir"); do
-    [ -f "$dir/$prefix-$p.rrd" ] || continue
-    args+=("DEF:v$i=$dir/$prefix-$p.rrd:$ds:AVERAGE"
-      "LINE2:v$i#${colors[$((i % ${#colors[@]}))]}:$p"
-      "GPRINT:v$i:LAST:last %6.2lf%s\\l")
+col() { echo "${colors[$(($1 % ${#colors[@]}))]}"; }
+# lines PREFIX DS FORMAT NAME...: for each $dir/PREFIX-NAME.rrd with data a
+# line (width 2; with WIDE set the first widest, so equal values stay
+# visible) and its last value; LABEL_SUFFIX is appended to each NAME.
+lines() {
+  local prefix=$1 ds=$2 fmt=$3 i=0 w=2 k
+  shift 3
+  for k in "$@"; do
+    [ -z "${WIDE:-}" ] || w=$(($# - i + 1))
+    ser "l$i" "$dir/$prefix-$k.rrd" "$ds" AVERAGE "LINE$w:l$i#$(col $i):${k#avg_}${LABEL_SUFFIX:-}" \
+      "GPRINT:l$i:LAST:last $fmt\\l" || true
     i=$((i + 1))
   done
-  [ $i -gt 0 ] || return 0
-  rrdtool graph "$out/$png" "${common[@]}" --title "$title" --vertical-label "$vlabel" "$@" "${args[@]}" >/dev/null
-  echo "<img src=\"$png\" alt=\"$title\">" >>"$html"
+}
+
+# strip ROW FILE LEGEND: one row of a state strip (rows 1 high, bars 0.8)
+# of a 0/1/2 level: green 0, amber 1, red 2, nothing when unknown; the
+# colours' legend only with LEGEND set.
+strip() {
+  local row=$1 f=$2 lg=$3 lv c l
+  [ -f "$f" ] || return 0
+  args+=("DEF:s$row=$f:value:MAX" "CDEF:b$row=s$row,UN,$row,$row,IF")
+  for lv in 0 1 2; do
+    case $lv in 0) c=$OK l="0 = ok" ;; 1) c=$WARN l="1 = warning" ;; 2) c=$FAIL l="2 = failure" ;; esac
+    [ -n "$lg" ] || l=
+    args+=("CDEF:a$row$lv=s$row,$lv,EQ,0.8,UNKN,IF" "LINE:b$row#00000000" "AREA:a$row$lv#$c:$l:STACK")
+  done
+}
+# flag ROW FILE COLOUR LEGEND [LEGEND0]: one row of a state strip of a 0/1
+# flag: green 0 (with LEGEND0), COLOUR 1 with LEGEND.
+flag() {
+  local row=$1 f=$2 c=$3 l=$4 l0=${5:-}
+  [ -f "$f" ] || return 0
+  args+=("DEF:f$row=$f:value:MAX" "CDEF:c$row=f$row,UN,$row,$row,IF"
+    "CDEF:z$row=f$row,0,EQ,0.8,UNKN,IF" "CDEF:o$row=f$row,1,EQ,0.8,UNKN,IF"
+    "LINE:c$row#00000000" "AREA:z$row#$OK:$l0:STACK" "LINE:c$row#00000000" "AREA:o$row#$c:$l:STACK")
 }
 
 for hostdir in "$src"/*/; do
+  [ -d "$hostdir" ] || continue
   host=$(basename "$hostdir")
   for dir in "$hostdir"diskprobe-*/; do
     [ -d "$dir" ] || continue
@@ -68,74 +192,169 @@ for hostdir in "$src"/*/; do
     inst=${dir##*/diskprobe-}
     tag="$host-$inst"
     if [ -n "$(probe_names "$dir")" ]; then
-      echo "<h2>$host: target $inst</h2>" >>"$html"
-      # The verdict first: health (0 ok, 1 warning, 2 failure) and the
-      # round's slowdown against the baseline, with the rules' levels.
-      if [ -f "$dir/target_health-level.rrd" ]; then
-        rrdtool graph "$out/$tag-health.png" "${common[@]}" --height 90 --lower-limit 0 --upper-limit 2 --rigid \
-          --y-grid 1:1 --title "$inst health (0 ok, 1 warning, 2 failure)" \
-          "DEF:h=$dir/target_health-level.rrd:value:MAX" "CDEF:ok=h,0,EQ,1,UNKN,IF" "CDEF:w=h,1,EQ,h,UNKN,IF" "CDEF:f=h,2,EQ,h,UNKN,IF" \
-          "TICK:ok#2ca02c:0.06: 0 = ok" "AREA:w#ffbf00:warning" "AREA:f#d62728:failure" "LINE2:h#555555:level" >/dev/null
-        echo "<img src=\"$tag-health.png\" alt=\"health\">" >>"$html"
-      fi
-      if [ -f "$dir/slowdown-round.rrd" ]; then
-        args=("DEF:s=$dir/slowdown-round.rrd:value:AVERAGE" "LINE3:s#000000:round" "GPRINT:s:LAST:last %5.2lfx\\l")
-        i=0
-        for p in $(probe_names "$dir"); do
-          [ -f "$dir/slowdown-$p.rrd" ] && args+=("DEF:p$i=$dir/slowdown-$p.rrd:value:AVERAGE" "LINE1:p$i#${colors[$((i % ${#colors[@]}))]}:$p")
-          i=$((i + 1))
-        done
-        rrdtool graph "$out/$tag-slowdown.png" "${common[@]}" --logarithmic --lower-limit 0.5 --upper-limit 20 --rigid \
-          --title "$inst slowdown against its baseline (1 = usual; none until armed)" --vertical-label "x baseline" \
-          "${args[@]}" "COMMENT:\\l" "HRULE:1.4#ffbf00:1.4x warn-slow (QD1, 7 of 10)" "HRULE:1.9#ff7f0e:1.9x warn (3 of 3)" \
-          "HRULE:4#d62728:4x warn-fast (2 of 2)" >/dev/null
-        echo "<img src=\"$tag-slowdown.png\" alt=\"slowdown\">" >>"$html"
-      fi
+      disks=$(for f in "$dir"/target_device-*.rrd; do [ -e "$f" ] && f=${f##*/target_device-} && echo "${f%.rrd}"; done | tr '\n' ' ')
+      echo "<h2 id=\"$(esc "$tag")\">$(esc "$host"): target $(esc "$inst")${disks:+ on disk $(esc "${disks% }")}</h2><div class=\"graphs\">" >>"$html"
+
+      # Health as a strip chart: the level on top, armed, then each rule.
+      args=()
+      strip 7 "$dir/target_health-level.rrd" 1
+      [ -f "$dir/armed-armed.rrd" ] && args+=("DEF:arm=$dir/armed-armed.rrd:value:MAX" "CDEF:barm=arm,UN,6,6,IF"
+        "CDEF:yes=arm,1,EQ,0.8,UNKN,IF" "CDEF:no=arm,0,EQ,0.8,UNKN,IF"
+        "LINE:barm#00000000" "AREA:yes#6baed6:armed:STACK" "LINE:barm#00000000" "AREA:no#$GREY:learning:STACK")
+      rows="level, armed" row=6
+      for r in baseline ceiling peers stall errors; do
+        row=$((row - 1))
+        [ -f "$dir/target_health-$r.rrd" ] || continue
+        strip $row "$dir/target_health-$r.rrd" ""
+        rows+=", $r"
+      done
+      [ ${#args[@]} = 0 ] || args+=("COMMENT:\\l" "COMMENT:rows, top to bottom\\: $rows\\l")
+      graph "$tag-health.png" "$inst health: verdict, armed, each rule" \
+        "The verdict after each round (top row), whether the baselines hold ArmRounds rounds (blue armed, grey still learning), and each rule's own level in the rows below. Green 0 = ok, amber 1 = warning, red 2 = failure; blank = no value." \
+        --height 140 --lower-limit 0.9 --upper-limit 8 --rigid --y-grid none
+
+      # Slowdown against the baseline: the round and each probe.
+      ser s "$dir/slowdown-round.rrd" value AVERAGE "LINE3:s#000000:round" "GPRINT:s:LAST:last %5.2lfx\\l" || true
+      i=0
+      for p in $(probe_names "$dir"); do
+        ser p$i "$dir/slowdown-$p.rrd" value AVERAGE "LINE1:p$i#$(col $i):$p" || true
+        i=$((i + 1))
+      done
+      [ ${#args[@]} = 0 ] || args+=("COMMENT:\\l" "COMMENT:dashed\\:" "HRULE:1.4#bcbd22:1.4x warn-slow (QD1 p50, 7 of 10):dashes"
+        "HRULE:1.9#ff7f0e:1.9x warn (3 of 3)\\l:dashes" "COMMENT:       " "HRULE:4#d62728:4x warn (2 of 2):dashes" "HRULE:8#7f0000:8x failure (3 of 3)\\l:dashes")
+      graph "$tag-slowdown.png" "$inst slowdown against its baseline" \
+        "How many times slower than its own healthy baseline the round (bold, what the baseline rule judges) and each probe were; 1 = as usual, no line until armed." \
+        --logarithmic --lower-limit 0.5 --upper-limit 20 --rigid --vertical-label "x baseline"
+
+      # Latency of each probe: band min..max, percentiles, baseline p50.
+      i=0
       for p in $(probe_names "$dir"); do
         f="$dir/probe_latency-$p.rrd"
-        png="$tag-latency-$p.png"
-        rrdtool graph "$out/$png" "${common[@]}" --logarithmic --units=si \
-          --title "$inst / $p latency" --vertical-label seconds \
-          "DEF:min=$f:min:AVERAGE" "DEF:max=$f:max:AVERAGE" \
-          "DEF:p50=$f:p50:AVERAGE" "DEF:p90=$f:p90:AVERAGE" "DEF:p99=$f:p99:AVERAGE" \
-          "CDEF:band=max,min,-" "LINE:min#00000000" "AREA:band#cfe2f3::STACK" \
-          "LINE2:p50#1f77b4:p50" "GPRINT:p50:LAST:%6.1lf%ss" \
-          "LINE2:p90#ff7f0e:p90" "GPRINT:p90:LAST:%6.1lf%ss" \
-          "LINE2:p99#d62728:p99" "GPRINT:p99:LAST:%6.1lf%ss\\l" >/dev/null
-        echo "<img src=\"$png\" alt=\"$p latency\">" >>"$html"
+        ser min "$f" min AVERAGE "DEF:max=$f:max:AVERAGE" "DEF:mean=$f:mean:AVERAGE" \
+          "DEF:p50=$f:p50:AVERAGE" "DEF:p90=$f:p90:AVERAGE" "DEF:p99=$f:p99:AVERAGE" "DEF:p999=$f:p999:AVERAGE" \
+          "CDEF:band=max,min,-" "LINE:min#00000000" "AREA:band#dfeaf6:min..max:STACK" \
+          "LINE2:p50#1f77b4:p50" "GPRINT:p50:LAST:%5.1lf%ss" \
+          "LINE1:mean#17becf:mean" "GPRINT:mean:LAST:%5.1lf%ss" \
+          "LINE2:p90#ff7f0e:p90" "GPRINT:p90:LAST:%5.1lf%ss\\l" \
+          "LINE2:p99#d62728:p99" "GPRINT:p99:LAST:%5.1lf%ss" \
+          "LINE1:p999#7f0000:p99.9" "GPRINT:p999:LAST:%5.1lf%ss\\l" || true
+        ser bp50 "$dir/probe_baseline-$p.rrd" p50 AVERAGE "LINE1:bp50#000000:baseline p50\\l:dashes" || true
+        graph "$tag-latency-$p.png" "$inst / $p latency" \
+          "Latency distribution of the probe's counted I/Os each round (log axis): shaded min to max, p50, mean, p90, p99, p99.9; dashed: the healthy baseline p50 the health rules compare with." \
+          --logarithmic --units=si --vertical-label seconds
+        i=$((i + 1))
       done
-      multi "$inst IOPS" "I/O per second" operations_per_second value "$tag-iops.png" "$dir" --units=si --logarithmic
-      multi "$inst throughput" "bytes per second" bytes_per_second value "$tag-throughput.png" "$dir" --base 1024
-      multi "$inst achieved queue depth" "I/Os in flight" queue_length value "$tag-qd.png" "$dir"
-      if [ -f "$dir/stalled-stalled.rrd" ]; then
-        rrdtool graph "$out/$tag-stalled.png" "${common[@]}" --height 80 --lower-limit 0 --upper-limit 1 --rigid \
-          --title "$inst stalled (0 = ok)" "DEF:s=$dir/stalled-stalled.rrd:value:MAX" "CDEF:ok=s,0,EQ,1,UNKN,IF" \
-          "TICK:ok#2ca02c:0.1:0 = ok" "AREA:s#d62728:1 = stalled" >/dev/null
-        echo "<img src=\"$tag-stalled.png\" alt=\"stalled\">" >>"$html"
-      fi
+
+      # IOPS, throughput, queue depth of all probes (log axes).
+      i=0
+      for p in $(probe_names "$dir"); do
+        ser v$i "$dir/operations_per_second-$p.rrd" value AVERAGE "LINE2:v$i#$(col $i):$p" "GPRINT:v$i:LAST:last %6.1lf%s" || true
+        if ser b$i "$dir/probe_baseline-$p.rrd" iops AVERAGE "LINE1:b$i#$(col $i):baseline\\l:dashes"; then :; else args+=("COMMENT:\\l"); fi
+        i=$((i + 1))
+      done
+      graph "$tag-iops.png" "$inst IOPS by probe" \
+        "Completed I/Os per second of each probe (log axis, so QD1 is readable beside QD32); dashed in the same colour: its healthy baseline IOPS." \
+        --logarithmic --units=si --vertical-label "I/O per second"
+      lines bytes_per_second value "%6.1lf%sB/s" $(probe_names "$dir")
+      graph "$tag-throughput.png" "$inst throughput by probe" \
+        "Bytes per second of each probe (log axis, base 1024): seqread tells the path's bandwidth, syncwrite the flush cost." \
+        --logarithmic --base 1024 --units=si --vertical-label "bytes per second"
+      WIDE=1 lines queue_length value "%5.1lf" $(probe_names "$dir")
+      graph "$tag-qd.png" "$inst achieved queue depth by probe" \
+        "IOPS x mean latency of each probe (log axis; probes with the same depth overlap, the first drawn widest): it should equal the configured QueueDepth; less means the probe, not the disk, was the limit." \
+        --logarithmic --units=si --vertical-label "I/Os in flight"
+
+      # Effective interval and probe wall time.
+      ser ivl "$dir/duration-interval.rrd" seconds MAX "LINE3:ivl#000000:interval in force" "GPRINT:ivl:LAST:last %5.1lf%ss\\l" || true
+      LABEL_SUFFIX=" wall time" lines duration seconds "%5.2lf%ss" $(probe_names "$dir")
+      graph "$tag-interval.png" "$inst effective interval and probe wall time" \
+        "The probe interval in force (ProbeInterval, longer when DutyCycle stretched it) and each probe's wall time, warm-up and drain included (log axis)." \
+        --logarithmic --units=si --vertical-label seconds
+
+      # Probe errors per minute (io + short + timeout) of each probe.
+      i=0 tot=
+      for p in $(probe_names "$dir"); do
+        f="$dir/probe_errors-$p.rrd"
+        if ser io$i "$f" io AVERAGE "DEF:sh$i=$f:short:AVERAGE" "DEF:to$i=$f:timeout:AVERAGE" \
+          "CDEF:e$i=io$i,sh$i,+,to$i,+,60,*" "LINE2:e$i#$(col $i):$p" \
+          "CDEF:eio$i=io$i,60,*" "CDEF:esh$i=sh$i,60,*" "CDEF:eto$i=to$i,60,*" \
+          "GPRINT:eio$i:MAX:max per min\\: io %4.1lf" "GPRINT:esh$i:MAX:short %4.1lf" "GPRINT:eto$i:MAX:timeout %4.1lf\\l"; then
+          tot+="e$i,"
+          [ "$tot" = "e$i," ] || tot+="ADDNAN,"
+        fi
+        i=$((i + 1))
+      done
+      [ -z "$tot" ] || args+=("CDEF:tot=${tot%,}" "CDEF:zero=tot,0,EQ,0.04,UNKN,IF" "AREA:zero#$OK:0 = no errors in the interval\\l")
+      graph "$tag-errors.png" "$inst probe errors per minute" \
+        "I/O errors, short transfers and I/Os over Timeout per minute, each probe's sum as a line, the maximum of each kind in the legend; the green strip at the bottom marks intervals without any." \
+        --height 120 --lower-limit 0 --upper-limit 1 --vertical-label "errors per minute"
+
+      # Stalled and saturated as a strip, "0 = ok" drawn green.
+      flag 2 "$dir/stalled-stalled.rrd" $FAIL "1 = stalled" "0 = ok"
+      flag 1 "$dir/saturated-saturated.rrd" $WARN "1 = saturated by other I/O"
+      [ ${#args[@]} = 0 ] || args+=("COMMENT:\\l" "COMMENT:upper row\\: stalled, lower row\\: saturated\\l")
+      [ -f "$dir/duration-stalled.rrd" ] && args+=("DEF:sd=$dir/duration-stalled.rrd:seconds:MAX" "GPRINT:sd:MAX:longest stall in the range %5.1lf s\\l")
+      graph "$tag-stalled.png" "$inst stalled and saturated (green = ok)" \
+        "Upper row: 1 (red) while an I/O of the target is older than its Timeout; lower row: 1 (amber) while its disk was saturated by other I/O, i.e. latency is high because the disk is busy. Green is 0 = ok." \
+        --height 70 --lower-limit 0.9 --upper-limit 3 --rigid --y-grid none
+
+      # Peer ratio against the host's like targets.
+      for f in "$dir"/peer_ratio-*.rrd; do
+        [ -e "$f" ] || continue
+        p=${f##*/peer_ratio-}
+        p=${p%.rrd}
+        ser pr "$f" value AVERAGE "LINE2:pr#9467bd:$p p50 / median of like targets" "GPRINT:pr:LAST:last %5.2lfx\\l" "HRULE:3#ff7f0e:3x = warning (3 rounds)" || continue
+        graph "$tag-peer-ratio-$p.png" "$inst peer ratio ($p)" \
+          "The first probe's p50 over the median of the host's other targets of the same media class and model; 3 for 3 rounds is a warning." \
+          --lower-limit 0 --vertical-label ratio
+      done
+      echo "</div>" >>"$html"
+      files_table "$dir"
     fi
-    # Device view (the iostat/Perfmon metrics), if present.
-    if [ -f "$dir/latency-read_await.rrd" ]; then
-      echo "<h2>$host: device ${inst#dev-}</h2>" >>"$html"
-      args=()
-      for k in read_await write_await; do
-        [ -f "$dir/latency-$k.rrd" ] && args+=("DEF:$k=$dir/latency-$k.rrd:value:AVERAGE" "LINE2:$k#$([ $k = read_await ] && echo 1f77b4 || echo d62728):$k")
-      done
-      rrdtool graph "$out/$tag-await.png" "${common[@]}" --title "$inst await (Avg. Disk sec/Read, sec/Write)" --vertical-label seconds "${args[@]}" >/dev/null
-      echo "<img src=\"$tag-await.png\" alt=\"await\">" >>"$html"
-      if [ -f "$dir/queue_length-average.rrd" ]; then
-        rrdtool graph "$out/$tag-queue.png" "${common[@]}" --title "$inst average queue length (Avg. Disk Queue Length)" \
-          --vertical-label "I/Os" "DEF:q=$dir/queue_length-average.rrd:value:AVERAGE" "LINE2:q#2ca02c:avg queue length" >/dev/null
-        echo "<img src=\"$tag-queue.png\" alt=\"queue\">" >>"$html"
+
+    # Device view (the iostat/Perfmon metrics).
+    if [ -f "$dir/operations_per_second-read.rrd" ] || [ -f "$dir/latency-read_await.rrd" ]; then
+      disk=${inst#dev-}
+      echo "<h2 id=\"$(esc "$tag")\">$(esc "$host"): device $(esc "$disk") <small>(diskprobe-$(esc "$inst"))</small></h2><div class=\"graphs\">" >>"$html"
+      lines operations_per_second value "%6.1lf%s/s" read write discard flush
+      graph "$tag-iops.png" "$disk IOPS (Disk Reads/sec, Writes/sec; r/s, w/s)" \
+        "Completed requests per second of the whole device, everyone's I/O, diskprobe's included." \
+        --lower-limit 0 --units=si --vertical-label "I/O per second"
+      lines bytes_per_second value "%6.1lf%sB/s" read write
+      graph "$tag-throughput.png" "$disk throughput (Disk Read/Write Bytes/sec)" \
+        "Bytes per second read and written on the device." --lower-limit 0 --base 1024 --units=si --vertical-label "bytes per second"
+      lines bytes value "%6.1lf%sB" avg_read_size avg_write_size
+      graph "$tag-reqsize.png" "$disk average request size (rareq-sz, wareq-sz)" \
+        "Bytes per read and per write request (log axis, base 1024); no line in an interval without such requests." --logarithmic --base 1024 --units=si --vertical-label bytes
+      lines latency value "%6.1lf%ss" read_await write_await discard_await flush_await
+      graph "$tag-await.png" "$disk await (Avg. Disk sec/Read, sec/Write)" \
+        "Mean time a request spent queued and in service (log axis: a flush or discard spike leaves reads readable); await rising with utilisation flat means the device itself slowed." \
+        --logarithmic --units=si --vertical-label seconds
+      ser q "$dir/queue_length-average.rrd" value AVERAGE "LINE2:q#2ca02c:average queue length (aqu-sz)" "GPRINT:q:LAST:last %6.2lf\\l" || true
+      ser fl "$dir/pending_operations-in_flight.rrd" value MAX "LINE1:fl#d62728:in flight at the read (Current Disk Queue Length)" "GPRINT:fl:LAST:last %4.0lf\\l" || true
+      graph "$tag-queue.png" "$disk queue length and requests in flight" \
+        "Average requests outstanding over the interval, and the requests in flight at the moment of the read." \
+        --lower-limit 0 --units=si --vertical-label requests
+      ser u "$dir/percent-utilization.rrd" value AVERAGE "AREA:u#c6b3e0" "LINE2:u#9467bd:utilisation (%util)" "GPRINT:u:LAST:last %5.1lf %%\\l" \
+        "HRULE:90#ff7f0e:90 % = default SaturationThreshold:dashes" || true
+      graph "$tag-util.png" "$disk utilisation (% Disk Time)" \
+        "Share of the interval with at least one request in flight, on its own 0-100 % axis; 100 % with a growing queue is an overloaded device (not a full one: SSDs serve many requests at once)." \
+        --lower-limit 0 --upper-limit 100 --rigid --vertical-label percent
+      ser ps "$dir/percent-probe_share.rrd" value AVERAGE "AREA:ps#e6c9b8" "LINE2:ps#8c564b:diskprobe's share of the bytes" "GPRINT:ps:LAST:last %5.1lf %%\\l" || true
+      graph "$tag-probe-share.png" "$disk probe share" \
+        "diskprobe's completed bytes over all of the device's bytes: how much of what the device did was the probes." \
+        --lower-limit 0 --upper-limit 100 --rigid --vertical-label percent
+      if ser fs "$dir/slowdown-peers.rrd" value AVERAGE "LINE2:fs#000000:2-hour score against the peers" "GPRINT:fs:LAST:last %5.2lfx\\l" \
+        "HRULE:1.9#d62728:1.9x = flagged (fast rule)" "HRULE:1.4#ffbf00:1.4x = cleared below\\l"; then
+        ser ff "$dir/failslow-peers.rrd" value MAX "CDEF:ffl=ff,1,EQ,1,UNKN,IF" "TICK:ffl#d62728:0.08:flagged fail-slow\\l" || true
       fi
-      if [ -f "$dir/percent-utilization.rrd" ]; then
-        rrdtool graph "$out/$tag-util.png" "${common[@]}" --title "$inst utilisation (% Disk Time) and diskprobe's share" \
-          --vertical-label percent --lower-limit 0 "DEF:u=$dir/percent-utilization.rrd:value:AVERAGE" "LINE2:u#9467bd:utilisation" \
-          $([ -f "$dir/percent-probe_share.rrd" ] && echo "DEF:ps=$dir/percent-probe_share.rrd:value:AVERAGE LINE1:ps#8c564b:probe_share") >/dev/null
-        echo "<img src=\"$tag-util.png\" alt=\"utilisation\">" >>"$html"
-      fi
+      graph "$tag-failslow.png" "$disk fail-slow against its peers" \
+        "The disk's latency over its peers' at the same load (median of the window slowdowns of the last 2 hours); 1.9 flags it, the red strip marks the plugin's decision (both rules, with hysteresis)." \
+        --logarithmic --lower-limit 0.5 --upper-limit 4 --units=si --vertical-label "x peers"
+      echo "</div>" >>"$html"
+      files_table "$dir"
     fi
   done
 done
 echo "</body></html>" >>"$html"
-echo "graphs: $(ls "$out"/*.png 2>/dev/null | wc -l) PNGs, open $html"
+echo "graphs: $(find "$out" -name '*.png' | wc -l) PNGs, open $html"

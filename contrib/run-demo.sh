@@ -7,13 +7,19 @@
 #
 # Environment: STATE (default ./state/demo), DURATION seconds (180),
 # INTERVAL probe interval seconds (10), FILE_SIZE probe file size (256M),
-# PROM_PORT write_prometheus port on 127.0.0.1 (9103; 0 disables).
+# PROM_PORT write_prometheus port on 127.0.0.1 (9103; 0 disables),
+# BUILDDIR the build tree holding plugin/.libs/diskprobe.so (default: this
+# source tree, which contrib/setup.sh configures and builds; with another
+# BUILDDIR, setup.sh is not run and that tree must be built already).
 # Leaves: $STATE/rrd (RRD files), $STATE/graphs/index.html (PNG graphs),
 # $STATE/collectd.log, $STATE/collectd.conf (the generated config).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
-bash contrib/setup.sh
+BUILDDIR=${BUILDDIR:-$top}
+if [ "$BUILDDIR" = "$top" ]; then
+  bash contrib/setup.sh
+fi
 
 STATE=${STATE:-$top/state/demo}
 DURATION=${DURATION:-180}
@@ -26,7 +32,7 @@ chmod 0700 "$STATE"
 for p in logfile rrdtool write_prometheus; do
   cp "/usr/lib/collectd/$p.so" "$STATE/plugins/"
 done
-cp plugin/.libs/diskprobe.so "$STATE/plugins/"
+cp "$BUILDDIR/plugin/.libs/diskprobe.so" "$STATE/plugins/"
 
 prom=""
 if [ "$PROM_PORT" != 0 ]; then
@@ -68,6 +74,31 @@ LoadPlugin diskprobe
     FileSize "$FILE_SIZE"
     ProbeInterval $INTERVAL
     Timeout 10
+    # The default set plus a sync-write probe (the flush cost of a commit).
+    <Probe "randread-qd1">
+      Pattern randread
+      BlockSize "8k"
+      QueueDepth 1
+      Duration 0.5
+    </Probe>
+    <Probe "randread-qd32">
+      Pattern randread
+      BlockSize "8k"
+      QueueDepth 32
+      Duration 0.25
+    </Probe>
+    <Probe "seqread">
+      Pattern seqread
+      BlockSize "1M"
+      QueueDepth 4
+      Duration 0.25
+    </Probe>
+    <Probe "syncwrite">
+      Pattern syncwrite
+      BlockSize "8k"
+      QueueDepth 1
+      Duration 0.25
+    </Probe>
   </Target>
 </Plugin>
 CONF

@@ -5,7 +5,9 @@
 # with rrdtool. For every probe, IOPS and p99 must exist, be finite and
 # positive, and p99 >= p50; the RRD step must equal the ProbeInterval (the
 # values carry the interval they are produced at). The graph generator of
-# the main job must turn the RRDs into PNGs and an index.html. The device
+# the main job must turn the RRDs into PNGs and an index.html that names
+# every RRD file of the target and of the device view: drawn in a PNG, or
+# listed as not drawn with a reason. The device
 # view of the disk under the probe file (reads/s, await, queue length,
 # utilisation, in flight, probe share...) must be stored with finite values.
 set -u
@@ -78,5 +80,42 @@ n=$(ls "$d/graphs"/*.png 2>/dev/null | wc -l)
 for f in "$d/graphs"/*.png; do
   [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "$f is not a PNG"
 done
+page="$d/graphs/index.html"
+grep -q "diskprobe on diskprobe-test" "$page" && grep -q "<b>Time range:</b> 20[0-9-]* [0-9:]* .* to " "$page" &&
+  pass "graphs: the page names the host and the time range" || fail "graphs: no host or time range on the page"
+# Every RRD file of the target and of the device view is on the page: drawn
+# in a PNG that exists, or listed as not drawn with a reason.
+page_covers() { # page_covers DIR: checks each DIR/*.rrd against the page
+  local dir=$1 f rel row pngs p n=0 nd=0 bad=0
+  for f in "$dir"/*.rrd; do
+    rel=${f#"$d/rrd/"}
+    row=$(grep -F "<tr data-rrd=\"$rel\" " "$page")
+    pngs=$(sed -n 's/.* data-drawn="\([^"]*\)".*/\1/p' <<<"$row")
+    if [ -n "$pngs" ]; then
+      for p in $pngs; do
+        [ -s "$d/graphs/$p" ] || { fail "graphs: $rel drawn in $p, which does not exist"; bad=1; }
+      done
+      n=$((n + 1))
+    elif grep -q ' data-reason="[^"]' <<<"$row"; then
+      echo "  not drawn: $rel: $(sed -n 's/.* data-reason="\([^"]*\)".*/\1/p' <<<"$row")"
+      nd=$((nd + 1))
+    else
+      fail "graphs: $rel is ${row:+on the page without a graph or a reason}${row:-not on the page}"
+      bad=1
+    fi
+  done
+  [ $bad = 0 ] && pass "graphs: all $((n + nd)) RRD files of ${dir##*/} on the page ($n drawn, $nd not drawn with a reason)"
+}
+page_covers "$rrd"
+[ -z "$devdir" ] || page_covers "$devdir"
+# The graphs the page must draw from this run's data.
+for g in health iops throughput qd interval errors stalled latency-randread-qd1 latency-seqread; do
+  [ -s "$d/graphs/diskprobe-test-local-$g.png" ] || fail "graphs: no $g graph of the target"
+done
+if [ -n "$devdir" ]; then
+  for g in iops throughput reqsize await queue util probe-share; do
+    [ -s "$d/graphs/diskprobe-test-dev-$dev-$g.png" ] || fail "graphs: no $g graph of device $dev"
+  done
+fi
 
 finish collectd_rrd 'tail -20 "$d/collectd.log"'
