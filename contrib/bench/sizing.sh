@@ -145,13 +145,22 @@ dp_rrd = sum(1 for r in rrds if os.path.basename(os.path.dirname(r)).startswith(
 lines = [l for l in open(metrics) if not l.startswith("#") and
          'instance="%s"' % host in l]
 dp_prom = sum(1 for l in lines if l.startswith("collectd_diskprobe_"))
+dp_rrd_b = sum(os.path.getsize(r) for r in rrds if os.path.basename(
+    os.path.dirname(r)).startswith("diskprobe"))
+all_rrd_b = sum(os.path.getsize(r) for r in rrds)
+dp_prom_b = sum(len(l) for l in lines if l.startswith("collectd_diskprobe_"))
+all_prom_b = sum(len(l) for l in lines)
 print("%-44s %10s %10s %10s" % ("", "diskprobe", "others", "all"))
 print("%-44s %10d %10d %10d" % ("RRD files (central rrdtool)", dp_rrd,
                                 len(rrds) - dp_rrd, len(rrds)))
+print("%-44s %10.1f %10.1f %10.1f" % ("  their size on disk, MiB", dp_rrd_b / 2**20,
+                                      (all_rrd_b - dp_rrd_b) / 2**20, all_rrd_b / 2**20))
 print("%-44s %10d %10d %10d" % ("series on /metrics (write_prometheus)",
                                 dp_prom, len(lines) - dp_prom, len(lines)))
 ser = c["series"]
 dpv = c["ds_per_series"]
+print("%-44s %10.1f %10.1f %10.1f" % ("  their lines on /metrics, KiB", dp_prom_b / 1024,
+                                      (all_prom_b - dp_prom_b) / 1024, all_prom_b / 1024))
 print("%-44s %10d %10d %10d" % ("value lists seen (identifiers)",
                                 ser.get("diskprobe", 0),
                                 sum(ser.values()) - ser.get("diskprobe", 0),
