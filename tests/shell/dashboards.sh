@@ -5,8 +5,19 @@
 #  * promtool test rules dashboards/alerts_test.yml (every alert tested both
 #    ways: at least one case where it fires and one where it does not)
 #  * both dashboards parse as JSON and carry the Grafana dashboard model
-#    fields an import needs (uid, title, schemaVersion, __inputs, panels,
-#    templating.list), unique panel ids, every panel on ${DS_PROMETHEUS}
+#    fields an import needs (uid, title, schemaVersion, panels,
+#    templating.list), unique panel ids; schemaVersion is SCHEMA_VERSION
+#    below with refresh a string and no timepicker.time_options (so newer
+#    Grafanas' migrations change nothing); one data-source mechanism: no
+#    __inputs, a "datasource" variable of type datasource, and every panel,
+#    panel query and query variable on ${datasource}
+#  * every table panel has a noValue text, so a table empty by design says
+#    the healthy state instead of Grafana's "No data"
+#  * the device view: the device variable shows the disk (regex with text
+#    and value groups over the dev- instance), every query of a device panel
+#    adds a disk label (label_replace of dev-DISK) and no legend shows the
+#    raw dev- instance; a fail-slow panel draws slowdown{type="peers"} with
+#    a threshold at the detector's flag level (flag_ratio in src/failslow.h)
 #  * every PromQL expression of the dashboards (panel targets, variable
 #    queries, annotation queries) and of the Grafana alert provisioning,
 #    with template variables replaced by sample values, passes promtool's
@@ -16,7 +27,11 @@
 #    the catalogue allows; every collectd_diskprobe_* name and type="..." value
 #    of the README's "Metric catalogue" section is in the catalogue below
 #  * the Grafana provisioning YAML parses and points at existing dashboards
-#    and panels
+#    and panels; the dashboard provider's path is where the Debian package
+#    installs the dashboards (contrib/debian/diskprobe.install); one folder:
+#    every alert rule group is in the provider's folder, and the folder UID
+#    that the rules file and dashboards/README.md's folder-creation call
+#    name is the provider's folderUid
 #
 # Needs python3; installs Debian's prometheus package for promtool when it
 # is missing (without starting the server). Exit 0 pass, 1 fail, 77 skip.
@@ -69,6 +84,9 @@ PROBES='randread-qd1 randread-qd32 seqread seqwrite randwrite syncwrite'
 # up (a test's unrelated series), and the threshold overrides an operator
 # records (see alerts.yml).
 EXTRA_METRICS='ALERTS up diskprobe:probe_latency_p99_threshold_override:seconds'
+# The dashboards' schemaVersion (Grafana 10.2 to 11.x write 39; later
+# versions migrate it forward, which with the checks below changes nothing).
+SCHEMA_VERSION=39
 
 tmp=$(make_tmpdir)
 policy_created=
@@ -137,7 +155,7 @@ fi
 # The python part prints PASS:/FAIL:/SKIP: lines and writes every
 # expression it found, variables substituted, as recording rules into
 # $tmp/exprs.yml for promtool.
-export CATALOGUE PROBES EXTRA_METRICS
+export CATALOGUE PROBES EXTRA_METRICS SCHEMA_VERSION
 python3 - "$dash" "$tmp/exprs.yml" >"$tmp/py.log" 2>&1 <<'PYTHON'
 import json
 import os
@@ -239,6 +257,7 @@ def walk_panels(panels):
 
 exprs = []          # (where, expr) for promtool
 dash_uids = {}
+fail_slow_panels = []
 for fname in ("diskprobe-overview.json", "diskprobe-fleet.json"):
     path = os.path.join(dash, fname)
     try:
@@ -250,21 +269,33 @@ for fname in ("diskprobe-overview.json", "diskprobe-fleet.json"):
     report(True, f"{fname}: valid JSON")
 
     problems = []
-    for key in ("uid", "title", "schemaVersion", "__inputs", "panels", "templating"):
+    for key in ("uid", "title", "schemaVersion", "panels", "templating"):
         if key not in d:
             problems.append(f"missing {key}")
-    if not isinstance(d.get("schemaVersion"), int) or d.get("schemaVersion", 0) < 36:
-        problems.append(f"schemaVersion {d.get('schemaVersion')!r} (want >= 36)")
+    if d.get("schemaVersion") != int(os.environ["SCHEMA_VERSION"]):
+        problems.append(f"schemaVersion {d.get('schemaVersion')!r} (want {os.environ['SCHEMA_VERSION']})")
+    if not isinstance(d.get("refresh"), str):
+        problems.append(f"refresh {d.get('refresh')!r} is not a string")
+    if "time_options" in d.get("timepicker", {}):
+        problems.append("timepicker.time_options (removed from the schema)")
     if len(d.get("uid", "")) > 40 or not re.fullmatch(r"[\w-]+", d.get("uid", "")):
         problems.append(f"uid {d.get('uid')!r} not a short Grafana uid")
     if d.get("id") is not None:
         problems.append("id must be null in a shared dashboard")
-    inputs = {i.get("name"): i for i in d.get("__inputs", [])}
-    if inputs.get("DS_PROMETHEUS", {}).get("pluginId") != "prometheus":
-        problems.append("__inputs has no prometheus DS_PROMETHEUS")
+    # One data-source mechanism, the variable: an __inputs entry would make
+    # a UI import write the chosen data source into the panels and leave the
+    # variable without effect.
+    if "__inputs" in d:
+        problems.append("__inputs present: the data source is chosen with the datasource variable only")
+    if "DS_PROMETHEUS" in json.dumps(d):
+        problems.append("DS_PROMETHEUS still referenced")
     variables = {v.get("name"): v for v in d.get("templating", {}).get("list", [])}
-    if variables.get("DS_PROMETHEUS", {}).get("type") != "datasource":
-        problems.append("no DS_PROMETHEUS datasource variable (needed when provisioned from a file)")
+    dsv = variables.get("datasource", {})
+    if dsv.get("type") != "datasource" or dsv.get("query") != "prometheus":
+        problems.append("no datasource variable of type datasource over prometheus")
+    for v in variables.values():
+        if v.get("type") == "query" and v.get("datasource", {}).get("uid") != "${datasource}":
+            problems.append(f"variable {v.get('name')} does not query ${{datasource}}")
     panels = list(walk_panels(d.get("panels", [])))
     ids = [p.get("id") for p in panels]
     if len(ids) != len(set(ids)) or None in ids:
@@ -275,16 +306,32 @@ for fname in ("diskprobe-overview.json", "diskprobe-fleet.json"):
             problems.append(f"panel {p.get('id')} bad gridPos {gp}")
         if p.get("type") in ("row", "text"):
             continue
-        if p.get("datasource", {}).get("uid") != "${DS_PROMETHEUS}":
-            problems.append(f"panel {p.get('id')} datasource is not ${{DS_PROMETHEUS}}")
+        if p.get("datasource", {}).get("uid") != "${datasource}":
+            problems.append(f"panel {p.get('id')} datasource is not ${{datasource}}")
         if not p.get("targets"):
             problems.append(f"panel {p.get('id')} has no targets")
         for t in p.get("targets", []):
-            if t.get("datasource", {}).get("uid") != "${DS_PROMETHEUS}":
+            if t.get("datasource", {}).get("uid") != "${datasource}":
                 problems.append(f"panel {p.get('id')} target {t.get('refId')} datasource")
+        if p.get("type") == "table" and not p.get("fieldConfig", {}).get("defaults", {}).get("noValue"):
+            problems.append(f"table panel {p.get('id')} ({p.get('title')}) has no noValue text for the healthy, empty state")
+        for t in p.get("targets", []):
+            expr, legend = t.get("expr", ""), t.get("legendFormat", "")
+            if 'diskprobe=~"$device"' in expr or 'type="peers"' in expr:
+                if not re.search(r'label_replace\(.*, "disk", "\$1", "diskprobe", "dev-\(\.\+\)"\)', expr, re.S):
+                    problems.append(f"panel {p.get('id')} target {t.get('refId')}: device-view query without the disk label")
+                if "{{diskprobe}}" in legend:
+                    problems.append(f"panel {p.get('id')} target {t.get('refId')}: legend shows the dev- instance")
+            if ('collectd_diskprobe_slowdown{' in expr and 'type="peers"' in expr
+                    and p.get("type") == "timeseries"):
+                fail_slow_panels.append(p)
     for req in ("instance",):
         if req not in variables:
             problems.append(f"no {req} variable")
+    if "device" in variables:
+        rx = variables["device"].get("regex", "")
+        if "(?<value>dev-" not in rx or "(?<text>" not in rx:
+            problems.append(f"device variable regex {rx!r} does not show the disk of the dev- instance")
     report(not problems, f"{fname}: Grafana dashboard model" +
            ("".join("\n  " + x for x in problems) if problems else ""))
     dash_uids[d.get("uid")] = set(ids)
@@ -323,7 +370,8 @@ for fname in ("diskprobe-overview.json", "diskprobe-fleet.json"):
                 raise KeyError(name)
             return values[name]
         try:
-            concrete = re.sub(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)", sub, expr)
+            # $1 etc. are label_replace's capture groups, not variables.
+            concrete = re.sub(r"\$\{(\w+)(?::\w+)?\}|\$(?!\d)(\w+)", sub, expr)
         except KeyError as e:
             unknown.append(f"{where}: unknown template variable ${e.args[0]}")
             continue
@@ -331,6 +379,17 @@ for fname in ("diskprobe-overview.json", "diskprobe-fleet.json"):
         check_expr(where, concrete)
     report(not unknown, f"{fname}: {len(found)} expressions, template variables all defined"
            + "".join("\n  " + x for x in unknown))
+
+# The fail-slow panel: a threshold line at the detector's flag level.
+m = re.search(r"`flag_ratio` \(([0-9.]+)\)", open(os.path.join(top, "src", "failslow.h")).read())
+flag = float(m.group(1)) if m else None
+steps = [s.get("value") for p in fail_slow_panels
+         for s in p.get("fieldConfig", {}).get("defaults", {}).get("thresholds", {}).get("steps", [])]
+dashed = all(p["fieldConfig"]["defaults"].get("custom", {}).get("thresholdsStyle", {}).get("mode") in ("dashed", "line", "line+area", "dashed+area")
+             for p in fail_slow_panels)
+report(flag is not None and bool(fail_slow_panels) and flag in steps and dashed,
+       f"fail-slow panel: {len(fail_slow_panels)} with slowdown{{type=\"peers\"}}, threshold steps {steps} "
+       f"drawn as lines, flag level {flag} (src/failslow.h)")
 
 # ---- alert rules and their tests ------------------------------------------
 with open(os.path.join(dash, "alerts.yml")) as f:
@@ -403,6 +462,39 @@ ds_uids = {ds.get("uid") for d in docs.values() for ds in d.get("datasources", [
 providers = [p for d in docs.values() for p in d.get("providers", [])]
 if not providers or not all(p.get("options", {}).get("path") for p in providers):
     problems.append("no dashboard provider with options.path")
+# The provider reads the dashboards where the Debian package puts them.
+packaged = None
+try:
+    for line in open(os.path.join(top, "contrib", "debian", "diskprobe.install")):
+        src_glob, _, dest = line.strip().partition(" ")
+        if src_glob == "dashboards/diskprobe-*.json":
+            packaged = "/" + dest.strip().strip("/")
+except OSError as e:
+    problems.append(f"contrib/debian/diskprobe.install: {e}")
+for p in providers:
+    if p.get("options", {}).get("path") != packaged:
+        problems.append(f"provider {p.get('name')}: path {p.get('options', {}).get('path')} is not the packaged {packaged}")
+# One folder for dashboards and Grafana-managed rules: the rule groups name
+# the provider's folder title (the alerting file format has no folder UID),
+# and the UID the rules file and the README's folder-creation call give is
+# the provider's folderUid.
+folders = {(p.get("folder"), p.get("folderUid")) for p in providers}
+if len(folders) != 1 or None in next(iter(folders)):
+    problems.append(f"providers do not share one folder with a folderUid: {folders}")
+else:
+    title, fuid = next(iter(folders))
+    for rel, d in docs.items():
+        for g in d.get("groups", []):
+            if g.get("folder") != title:
+                problems.append(f"{rel} group {g.get('name')}: folder {g.get('folder')!r}, the dashboards are in {title!r}")
+        if d.get("groups"):
+            named = re.findall(r"folder UID: (\S+?)[,.]?\s", open(os.path.join(prov, rel)).read())
+            if named != [fuid]:
+                problems.append(f"{rel}: names folder UID {named}, the provider's is {fuid}")
+    readme_text = open(os.path.join(dash, "README.md")).read()
+    made = re.findall(r'/api/folders\b.*?"uid": *"([^"]+)", *"title": *"([^"]+)"', readme_text, re.S)
+    if made != [(fuid, title)]:
+        problems.append(f"dashboards/README.md creates folders {made}, want [({fuid!r}, {title!r})]")
 contact_points = {c.get("name") for d in docs.values() for c in d.get("contactPoints", [])}
 if not contact_points:
     problems.append("no contact point")
