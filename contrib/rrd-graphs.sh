@@ -95,7 +95,7 @@ graph() {
     case $a in DEF:*)
       f=${a#DEF:*=}
       f=${f%:*:*}
-      drawn[$f]="${drawn[$f]:-}$png "
+      case " ${drawn[$f]:-}" in *" $png "*) ;; *) drawn[$f]="${drawn[$f]:-}$png " ;; esac
       ;;
     esac
   done
@@ -120,6 +120,8 @@ why() {
 # files_table DIR: every RRD file of DIR, the graphs it is in or why not.
 files_table() {
   local dir=$1 f rel pngs reason p links
+  local all=("$dir"/*.rrd)
+  echo "<details><summary>The ${#all[@]} RRD files of $(esc "${dir#"$src"/}") and the graph each is drawn in</summary>" >>"$html"
   echo "<table class=\"files\"><tr><th>RRD file</th><th>drawn in</th></tr>" >>"$html"
   for f in "$dir"/*.rrd; do
     [ -e "$f" ] || continue
@@ -134,7 +136,7 @@ files_table() {
       echo "<tr data-rrd=\"$(esc "$rel")\" data-drawn=\"\" data-reason=\"$(esc "$reason")\"><td>$(esc "$rel")</td><td class=\"nd\">not drawn: $(esc "${reason:-NO REASON KNOWN}")</td></tr>" >>"$html"
     fi
   done
-  echo "</table>" >>"$html"
+  echo "</table></details>" >>"$html"
 }
 
 probe_names() { # probe_names DIR: probes that have a latency file
@@ -186,7 +188,13 @@ flag() {
 for hostdir in "$src"/*/; do
   [ -d "$hostdir" ] || continue
   host=$(basename "$hostdir")
+  # The targets first, then the device view (diskprobe-dev-*).
+  dirs=()
   for dir in "$hostdir"diskprobe-*/; do
+    case $dir in */diskprobe-dev-*/) ;; *) dirs+=("$dir") ;; esac
+  done
+  for dir in "$hostdir"diskprobe-dev-*/; do dirs+=("$dir"); done
+  for dir in "${dirs[@]}"; do
     [ -d "$dir" ] || continue
     dir=${dir%/}
     inst=${dir##*/diskprobe-}
@@ -223,8 +231,8 @@ for hostdir in "$src"/*/; do
       [ ${#args[@]} = 0 ] || args+=("COMMENT:\\l" "COMMENT:dashed\\:" "HRULE:1.4#bcbd22:1.4x warn-slow (QD1 p50, 7 of 10):dashes"
         "HRULE:1.9#ff7f0e:1.9x warn (3 of 3)\\l:dashes" "COMMENT:       " "HRULE:4#d62728:4x warn (2 of 2):dashes" "HRULE:8#7f0000:8x failure (3 of 3)\\l:dashes")
       graph "$tag-slowdown.png" "$inst slowdown against its baseline" \
-        "How many times slower than its own healthy baseline the round (bold, what the baseline rule judges) and each probe were; 1 = as usual, no line until armed." \
-        --logarithmic --lower-limit 0.5 --upper-limit 20 --rigid --vertical-label "x baseline"
+        "How many times slower than its own healthy baseline the round (bold, what the baseline rule judges) and each probe were; 1 = as usual, no line until armed; clipped at 10x." \
+        --lower-limit 0 --upper-limit 10 --rigid --y-grid 0.5:2 --vertical-label "x baseline"
 
       # Latency of each probe: band min..max, percentiles, baseline p50.
       i=0
@@ -345,12 +353,13 @@ for hostdir in "$src"/*/; do
         "diskprobe's completed bytes over all of the device's bytes: how much of what the device did was the probes." \
         --lower-limit 0 --upper-limit 100 --rigid --vertical-label percent
       if ser fs "$dir/slowdown-peers.rrd" value AVERAGE "LINE2:fs#000000:2-hour score against the peers" "GPRINT:fs:LAST:last %5.2lfx\\l" \
-        "HRULE:1.9#d62728:1.9x = flagged (fast rule)" "HRULE:1.4#ffbf00:1.4x = cleared below\\l"; then
-        ser ff "$dir/failslow-peers.rrd" value MAX "CDEF:ffl=ff,1,EQ,1,UNKN,IF" "TICK:ffl#d62728:0.08:flagged fail-slow\\l" || true
+        "HRULE:1.9#d62728:1.9x = flagged (fast rule):dashes" "HRULE:1.4#ffbf00:1.4x = cleared below\\l:dashes"; then
+        ser ff "$dir/failslow-peers.rrd" value MAX "CDEF:ffl=ff,1,EQ,0.12,UNKN,IF" "CDEF:ffo=ff,0,EQ,0.12,UNKN,IF" \
+          "AREA:ffo#$OK:verdict\\: like its peers" "AREA:ffl#$FAIL:flagged fail-slow\\l" || true
       fi
       graph "$tag-failslow.png" "$disk fail-slow against its peers" \
-        "The disk's latency over its peers' at the same load (median of the window slowdowns of the last 2 hours); 1.9 flags it, the red strip marks the plugin's decision (both rules, with hysteresis)." \
-        --logarithmic --lower-limit 0.5 --upper-limit 4 --units=si --vertical-label "x peers"
+        "The disk's latency over its peers' at the same load (median of the window slowdowns of the last 2 hours); 1.9 flags it (clipped at 4x); the strip at the bottom is the plugin's decision, red while flagged (both rules, with hysteresis)." \
+        --lower-limit 0 --upper-limit 4 --rigid --y-grid 0.5:2 --vertical-label "x peers"
       echo "</div>" >>"$html"
       files_table "$dir"
     fi
