@@ -13,7 +13,11 @@ reads at QD1; randrw 70/30 8 KiB at QD16), PAIRS pairs of slices run in one
 sequence, A B A B ...: A = the tenant alone for SLICE seconds; B = the same
 tenant, and LEAD seconds after it started a collectd with the plugin probing
 a probe file on the same disk (stopped after the tenant ends). The ratio of
-each pair is B/A; the table gives their median and min..max.
+each pair is B/A; the table gives their median and min..max. Then the
+same at the configuration's own round rate: a default slice of 20 s holds
+one round where a minute holds one, so its IOPS loss is spread over three
+slices and its p99 is taken over the B slice with two A slices combined
+(from fio's percentiles, merged_p99).
 
 Then, without a tenant, the host-side cost: windows with nothing running
 against windows with two collectds side by side (the same config with and
@@ -58,6 +62,10 @@ CONFIGS = {
                         "set every 10 s: the 10 % budget used), Splay false"},
 }
 COLLECTD_INTERVAL = 10  # collectd's Interval (the fleet examples')
+# fio's latency percentiles (at most 20): dense near p99, so that slices
+# can be combined into a longer window (merged_p99)
+PCTS = [1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 97, 98, 98.5, 99, 99.3,
+        99.5, 99.7, 99.9]
 
 
 # ---- a UDP sink for the network plugin (a fleet host sends its values) ----
@@ -163,7 +171,7 @@ def tenant(job, seconds, during=None):
            "--runtime=%gs" % seconds, "--norandommap", "--randrepeat=0",
            "--invalidate=0", "--allow_file_create=0", "--output-format=json",
            "--lat_percentiles=1", "--clat_percentiles=0",
-           "--percentile_list=50:99:99.9"] + opts
+           "--percentile_list=" + ":".join("%g" % q for q in PCTS)] + opts
     so = open(os.path.join(ARGS.dir, "fio.json"), "w+")
     p = spawn(cmd, stdout=so, stderr=subprocess.DEVNULL)
     after = during() if during else None
@@ -181,7 +189,11 @@ def tenant(job, seconds, during=None):
         res["iops"] += j[d]["iops"]
         res["mibs"] += j[d]["bw_bytes"] / 2**20
         if d in dirs:
-            res["p99_" + d] = j[d]["lat_ns"]["percentile"]["99.000000"] / 1e3
+            pc = {float(k): v / 1e3 for k, v in
+                  j[d]["lat_ns"]["percentile"].items()}
+            res["p99_" + d] = pc[99.0]
+            res["pcts_" + d] = sorted(pc.items())
+            res["n_" + d] = j[d]["total_ios"]
     res.update(extra)
     return res
 
@@ -263,6 +275,59 @@ def rng(xs, fmt="%.3f"):
         statistics.median(xs), min(xs), max(xs))
 
 
+def merged_p99(slices, d):
+    """p99 latency of several slices taken together: their distributions
+    (each known at PCTS, linear in between) weighted by their I/O counts,
+    solved for 99 % by bisection. What one longer window would show."""
+    def cdf(x):
+        tot = 0.0
+        for sl in slices:
+            pts = sl["pcts_" + d]
+            if x <= pts[0][1]:
+                f = pts[0][0] * x / pts[0][1] if pts[0][1] else 0.0
+            elif x >= pts[-1][1]:
+                f = pts[-1][0]
+            else:
+                for (q0, x0), (q1, x1) in zip(pts, pts[1:]):
+                    if x0 <= x <= x1:
+                        f = q0 + (q1 - q0) * ((x - x0) / (x1 - x0) if x1 > x0
+                                              else 1.0)
+                        break
+            tot += sl["n_" + d] * f / 100
+        return tot / sum(sl["n_" + d] for sl in slices)
+    lo, hi = 0.0, max(sl["pcts_" + d][-1][1] for sl in slices)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) < 0.99 else (lo, mid)
+    return hi
+
+
+def at_rate(cfg, pairs, n_rounds):
+    """Per pair, the tenant at the config's own round rate: the IOPS ratio
+    with the slice's loss spread over ProbeInterval (a 20 s slice held one
+    default round: 1/3 of its loss per minute), and the p99 ratio of a
+    ProbeInterval-long window holding one round, built from the B slice and
+    as many A slices as fill the rest (the pair's own and the next ones),
+    against those A slices alone. With rounds at the slice's rate already
+    (duty10), the slice's own ratios."""
+    res = []
+    k = max(1, int(round(cfg["interval"] / ARGS.slice / n_rounds)))
+    for i, p in enumerate(pairs):
+        r = p["with"]["iops"] / p["without"]["iops"]
+        row = {"iops": 1 - (1 - r) / k}
+        a = [pairs[(i + j) % len(pairs)]["without"] for j in range(k - 1)]
+        for d in ("read", "write"):
+            if "n_" + d not in p["with"]:
+                continue
+            if k == 1:
+                row["p99_" + d] = p["with"]["p99_" + d] / p["without"]["p99_" + d]
+            else:
+                row["p99_" + d] = (merged_p99([p["with"]] + a, d) /
+                                   merged_p99(a, d))
+        res.append(row)
+    return res, k
+
+
 def report(name, cfg, jobs, host):
     out()
     out("== %s: %s" % (name, cfg["label"]))
@@ -284,21 +349,15 @@ def report(name, cfg, jobs, host):
             r = [p["with"][k] / p["without"][k] for p in pairs
                  if p["without"][k]]
             out("  %-16s %12s %12s   %s" % (label, fmt % wo, fmt % wi, rng(r)))
-        # The throughput lost in all B slices together, as a share of the
-        # tenant's work, and that loss at the config's own round rate.
-        wo = sum(p["without"]["iops"] for p in pairs)
-        wi = sum(p["with"]["iops"] for p in pairs)
-        per_slice = ARGS.slice / cfg["interval"]
-        if wo:
-            loss = 1 - wi / wo
-            at_rate = loss * per_slice / n_rounds
-            out("  IOPS, all pairs: %.4f with/without (%.2f %% lost with %.2g "
-                "rounds per %gs slice);" % (wi / wo, 100 * loss, n_rounds,
-                                              ARGS.slice))
-            out("    at this config's rate (1 round per %ds): %.2f %% of the "
-                "tenant's IOPS lost, ratio %.4f" % (cfg["interval"],
-                                                    100 * at_rate,
-                                                    1 - at_rate))
+        rows, k = at_rate(cfg, pairs, n_rounds)
+        if k > 1:
+            out("  at this config's rate, 1 round per %ds (%d slices: the B "
+                "slice and %d A slices):" % (cfg["interval"], k, k - 1))
+        else:
+            out("  at this config's rate (the slice's own):")
+        for key in ["iops"] + ["p99_" + d for d in JOBS[job][1]]:
+            out("    %-14s with/without %s" % (
+                key.replace("_", " "), rng([r[key] for r in rows], "%.4f")))
         cpu = [p["with"]["cd_cpu_s"] for p in pairs]
         out("  collectd CPU per B slice (start-up included): %s s" %
             rng(cpu, "%.3f"))
