@@ -130,12 +130,14 @@ collectd_stop "$cli_pid" >/dev/null
 collectd_stop "$srv_pid" >/dev/null
 grep -iE 'error|fail' "$srv/collectd.log" "$cli/collectd.log" | grep -v 'diskprobe plugin: .*health' | head -5 >&2 || true
 
-BASE=$BASE python3 - "$cnt" "$srv/rrd/$HOST" "$d/metrics" "$HOST" "$WINDOW" <<'PY'
-import glob, json, os, sys
+SRC_REV=$(git -C "$top_srcdir" describe --always --dirty 2>/dev/null) BASE=$BASE python3 - "$cnt" "$srv/rrd/$HOST" "$d/metrics" "$HOST" "$WINDOW" <<'PY'
+import glob, json, os, sys, time
 cnt, rrd, metrics, host, window = sys.argv[1:6]
 c = json.load(open(cnt))
 window = float(window)
 per10 = 10.0 / window   # one collectd Interval (10 s)
+print("sizing: %s, diskprobe source %s" % (time.strftime(
+    "%Y-%m-%d %H:%M UTC", time.gmtime()), os.environ.get("SRC_REV", "?")))
 print("sizing: one host, Interval 10, diskprobe defaults (ProbeInterval 60), "
       "2 targets, device view of 4 disks; others: %s; counted over %.0f s" % (
           os.environ.get("BASE") or "none", window))

@@ -417,6 +417,10 @@ def main():
     t_start = time.monotonic()
     bench.header(raw, "diskprobe tenant cost on one disk (contrib/bench/"
                  "tenant.sh)")
+    here = os.path.dirname(os.path.abspath(__file__))
+    out("  %-10s %s" % ("source", subprocess.run(
+        ["git", "-C", here, "describe", "--always", "--dirty"],
+        capture_output=True, text=True).stdout.strip() or "?"))
     out("  %-10s probe file %s and tenant file %s (1 GiB each) on %s" % (
         "disk", os.path.join(ARGS.probe_dir, "diskprobe.probe"),
         ARGS.tenant_file, bench.device_of(ARGS.tenant_file)))
