@@ -39,6 +39,7 @@ import bench
 from bench import med, note, out, proc_cpu, proc_status, spawn, stop
 
 ARGS = None
+SUMMARY = []  # (config, job, {figure: median ratio at the config's rate})
 
 # name, fio options, the directions whose latency is reported
 JOBS = {
@@ -350,6 +351,8 @@ def report(name, cfg, jobs, host):
                  if p["without"][k]]
             out("  %-16s %12s %12s   %s" % (label, fmt % wo, fmt % wi, rng(r)))
         rows, k = at_rate(cfg, pairs, n_rounds)
+        SUMMARY.append((name, job, {key: med([r[key] for r in rows])
+                                    for key in rows[0]}))
         if k > 1:
             out("  at this config's rate, 1 round per %ds (%d slices: the B "
                 "slice and %d A slices):" % (cfg["interval"], k, k - 1))
@@ -436,6 +439,16 @@ def main():
             host = idle(name, cfg)
             raw[name] = {"tenant": res, "host": host}
             report(name, cfg, res, host)
+        out()
+        out("Summary, with/without at each config's rate (median of the "
+            "pairs; issue 13's target: within 1 % at the default "
+            "DutyCycle):")
+        for name, job, fig in SUMMARY:
+            out("  %-8s %-13s %s%s" % (name, job, "  ".join(
+                "%s %.4f" % (k.replace("_", " "), v) for k, v in fig.items()),
+                "" if name != "default" else "   -> %s" % (
+                    "within 1 %" if all(abs(v - 1) <= 0.01 for v in
+                                        fig.values()) else "NOT within 1 %")))
     finally:
         for pid in list(bench.PIDS):  # an interrupted run's children
             try:
