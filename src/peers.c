@@ -133,9 +133,16 @@ void dp_peers_feed(dp_peers_t *p, const dp_diskstats_metrics_t *m, size_t n,
                    void *arg) {
   if (p == NULL || p->ndisks == 0)
     return;
+  /* The device view lists its devices in the same order every read, and
+   * the disks were taken from it in that order: each search starts after
+   * the last match: one comparison per judged disk instead of a pass
+   * over all of them (a device that is no judged disk, e.g. a partition,
+   * still costs a pass; any order is still found). */
+  size_t next = 0;
   for (size_t i = 0; i < n; i++) {
     const dp_diskstats_metrics_t *x = &m[i];
-    for (size_t k = 0; k < p->ndisks; k++) {
+    for (size_t j = 0; j < p->ndisks; j++) {
+      size_t k = (next + j) % p->ndisks;
       disk_t *d = &p->disks[k];
       if (strcmp(d->name, x->name) != 0)
         continue;
@@ -145,6 +152,8 @@ void dp_peers_feed(dp_peers_t *p, const dp_diskstats_metrics_t *m, size_t n,
               : NAN;
       dp_failslow_feed(p->groups[d->group].d, d->index,
                        x->read_bytes_per_s + x->write_bytes_per_s, lat);
+      next = k + 1;
+      break;
     }
   }
   for (size_t g = 0; g < p->ngroups; g++) {
