@@ -48,6 +48,8 @@ void dp_failslow_conf_init(dp_failslow_conf_t *c) {
   c->long_ratio = 1.1;
   c->long_z = 40;
   c->long_floor = 0.002;
+  c->persist_blocks = 4;
+  c->persist_ratio = 1.25;
   c->max_slope = 1.0;
   c->min_load_spread = 1.25;
   c->min_throughput = 4096;
@@ -60,12 +62,14 @@ int dp_failslow_conf_check(const dp_failslow_conf_t *c) {
       c->model_windows > DP_FAILSLOW_HISTORY_MAX || c->score_windows < 1 ||
       c->score_windows > DP_FAILSLOW_HISTORY_MAX || c->min_score_windows < 1 ||
       c->min_score_windows > c->score_windows || c->clear_windows < 1 ||
-      c->min_peers < 1)
+      c->min_peers < 1 || c->persist_blocks < 1 ||
+      c->persist_blocks > c->long_windows)
     return -EINVAL;
   if (!(c->clear_ratio >= 1.0) || !(c->flag_ratio >= c->clear_ratio) ||
       !(c->max_slope >= 0.0) || !(c->min_load_spread >= 1.0) ||
       !(c->min_throughput >= 0.0) || !(c->long_ratio >= 1.0) ||
       !(c->long_z > 0) || !(c->long_floor > 0) || !isfinite(c->long_z) ||
+      !(c->persist_ratio >= 1.0) || !isfinite(c->persist_ratio) ||
       !isfinite(c->flag_ratio) || !isfinite(c->max_slope) ||
       !isfinite(c->min_load_spread) || !isfinite(c->min_throughput))
     return -EINVAL;
@@ -139,7 +143,7 @@ int dp_failslow_new(dp_failslow_t **out, const dp_failslow_conf_t *c,
     v->sr = p + 2 * w + 2 * h;
     v->cur_x = v->cur_y = NAN;
     v->v.slowdown = v->v.window_slowdown = NAN;
-    v->v.slowdown_long = v->v.z_long = NAN;
+    v->v.slowdown_long = v->v.z_long = v->v.slowdown_persist = NAN;
     snprintf(v->name, sizeof(v->name), "dev%zu", i);
   }
   d->px = scratch;
@@ -344,6 +348,22 @@ static void judge_window(dp_failslow_t *d) {
     v->v.slowdown = k >= c->min_score_windows ? median(d->tmp, k) : NAN;
     d->ll[i] = kl >= (c->long_windows + 1) / 2 ? median(d->tmp2, kl) : NAN;
     v->v.slowdown_long = isnan(d->ll[i]) ? NAN : exp(d->ll[i]);
+
+    /* the persistent rule's figure: the least of the block medians of the
+     * newest long_windows slowdowns, blocks of consecutive windows */
+    unsigned per = c->long_windows / c->persist_blocks;
+    double least = INFINITY;
+    for (unsigned b = 0; b < c->persist_blocks && !isnan(least); b++) {
+      size_t kb = 0;
+      for (unsigned age = b * per; age < (b + 1) * per; age++) {
+        double x = v->sr[(sslot + d->sring - age) % d->sring];
+        if (!isnan(x))
+          d->tmp2[kb++] = x;
+      }
+      double m = kb >= (per + 1) / 2 ? median(d->tmp2, kb) : NAN;
+      least = isnan(m) || m < least ? m : least;
+    }
+    v->v.slowdown_persist = least;
   }
 
   /* 4b. the long score against the peers' long scores */
@@ -376,17 +396,24 @@ static void judge_window(dp_failslow_t *d) {
     int slow = !isnan(v->v.z_long) && v->v.z_long >= c->long_z &&
                v->v.slowdown_long >= c->long_ratio && !isnan(v->v.slowdown) &&
                v->v.slowdown >= c->long_ratio;
+    /* persistent: slow in every block of the long horizon, and now */
+    int persist = !isnan(v->v.slowdown_persist) &&
+                  v->v.slowdown_persist >= c->persist_ratio &&
+                  !isnan(v->v.slowdown) && v->v.slowdown >= c->long_ratio;
     int was = v->v.flagged;
-    if (fast || slow) {
+    if (fast || slow || persist) {
       if (!was) {
         v->v.flagged = 1;
-        v->v.rule = fast ? DP_FAILSLOW_RULE_FAST : DP_FAILSLOW_RULE_SUSTAINED;
+        v->v.rule = fast   ? DP_FAILSLOW_RULE_FAST
+                    : slow ? DP_FAILSLOW_RULE_SUSTAINED
+                           : DP_FAILSLOW_RULE_PERSISTENT;
       }
       v->below = 0;
     } else if (was) {
       int low = (isnan(v->v.slowdown) || v->v.slowdown < c->clear_ratio) &&
                 (isnan(v->v.z_long) || v->v.z_long < c->long_z / 2 ||
-                 v->v.slowdown_long < c->long_ratio);
+                 v->v.slowdown_long < c->long_ratio) &&
+                !(v->v.slowdown_persist >= c->persist_ratio);
       int known = !isnan(v->v.slowdown) || !isnan(v->v.z_long);
       v->below = known && low ? v->below + 1 : (known ? 0 : v->below);
       if (v->below >= c->clear_windows) {
@@ -470,13 +497,16 @@ void dp_failslow_describe(const dp_failslow_t *d, size_t i,
     return;
   if (v->flagged)
     snprintf(buf + n, len - n,
-             "; by the %s rule (%.2fx, or %.2fx and %.0f "
-             "MADs)",
+             "; by the %s rule (%.2fx, or %.2fx and %.0f MADs, or %.2fx in "
+             "each of %u blocks)",
              dp_failslow_rule_name(v->rule), d->c.flag_ratio, d->c.long_ratio,
-             d->c.long_z);
+             d->c.long_z, d->c.persist_ratio, d->c.persist_blocks);
   else
-    snprintf(buf + n, len - n, "; thresholds %.2fx, or %.2fx and %.0f MADs",
-             d->c.flag_ratio, d->c.long_ratio, d->c.long_z);
+    snprintf(buf + n, len - n,
+             "; thresholds %.2fx, or %.2fx and %.0f MADs, or %.2fx in each "
+             "of %u blocks",
+             d->c.flag_ratio, d->c.long_ratio, d->c.long_z, d->c.persist_ratio,
+             d->c.persist_blocks);
 }
 
 const char *dp_failslow_rule_name(dp_failslow_rule_t r) {
@@ -485,6 +515,8 @@ const char *dp_failslow_rule_name(dp_failslow_rule_t r) {
     return "fast";
   case DP_FAILSLOW_RULE_SUSTAINED:
     return "sustained";
+  case DP_FAILSLOW_RULE_PERSISTENT:
+    return "persistent";
   default:
     return "none";
   }

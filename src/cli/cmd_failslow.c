@@ -26,7 +26,7 @@
  * Tuning flags (defaults are the detector's, failslow.h): --flag-ratio R,
  * --clear-ratio R, --window-steps N, --model-windows N, --score-windows N,
  * --min-score-windows N, --clear-windows N, --long-windows N,
- * --long-ratio R, --long-z Z.
+ * --long-ratio R, --long-z Z, --persist-ratio R.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -60,7 +60,7 @@ typedef struct {
   int json, drives, trace;
   dp_failslow_conf_t conf;
   unsigned set_window, set_model, set_score, set_min_score, set_clear;
-  double set_flag, set_clear_ratio, set_long_ratio, set_long_z;
+  double set_flag, set_clear_ratio, set_long_ratio, set_long_z, set_persist;
   unsigned set_long;
 } opts_t;
 
@@ -362,6 +362,8 @@ static int run_host(const opts_t *o, host_t *h, const char *dir) {
     c.long_ratio = o->set_long_ratio;
   if (o->set_long_z > 0)
     c.long_z = o->set_long_z;
+  if (o->set_persist > 0)
+    c.persist_ratio = o->set_persist;
   if (c.min_score_windows > c.score_windows)
     c.min_score_windows = c.score_windows;
   dp_failslow_t *d;
@@ -499,7 +501,8 @@ int dp_cmd_failslow(int argc, char **argv) {
     O_CW,
     O_LW,
     O_LR,
-    O_LZ
+    O_LZ,
+    O_PR
   };
   static const struct option lo[] = {
       {"format", required_argument, NULL, O_FMT},
@@ -515,6 +518,7 @@ int dp_cmd_failslow(int argc, char **argv) {
       {"long-windows", required_argument, NULL, O_LW},
       {"long-ratio", required_argument, NULL, O_LR},
       {"long-z", required_argument, NULL, O_LZ},
+      {"persist-ratio", required_argument, NULL, O_PR},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   optind = 1;
@@ -568,6 +572,9 @@ int dp_cmd_failslow(int argc, char **argv) {
     case O_LZ:
       bad = parse_ratio("--long-z", optarg, &o.set_long_z);
       break;
+    case O_PR:
+      bad = parse_ratio("--persist-ratio", optarg, &o.set_persist);
+      break;
     case 'h':
       printf("usage: diskprobe failslow [--format text|json] [--drives] "
              "[--flag-ratio R] [--clear-ratio R]\n"
@@ -575,7 +582,8 @@ int dp_cmd_failslow(int argc, char **argv) {
              "[--score-windows N]\n"
              "         [--min-score-windows N] [--clear-windows N] "
              "[--long-windows N]\n"
-             "         [--long-ratio R] [--long-z Z] HOSTDIR...\n"
+             "         [--long-ratio R] [--long-z Z] [--persist-ratio R] "
+             "HOSTDIR...\n"
              "HOSTDIR holds one host's day files YYYY-MM-DD.csv "
              "(ts,disk_id,throughput,latency in us).\n");
       return 0;

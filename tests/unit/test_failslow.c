@@ -256,6 +256,36 @@ static void test_sustained_small_slowdown(void **state) {
   dp_failslow_free(d);
 }
 
+/* A drive 1.5x its peers among noisy ones (each window's slowdowns
+ * spread widely, so its long score is no 40 MADs out) is flagged by the
+ * persistent rule once every block of the 12-hour horizon agrees; one
+ * 1.15x is not (below persist_ratio and too close to noisy peers). */
+static void test_persistent_small_slowdown(void **state) {
+  (void)state;
+  gen_t g;
+  gen_init(&g, 12);
+  g.sigma = 0.6;
+  g.slow[2] = 1.5;
+  g.slow[8] = 1.15;
+  long first[64];
+  dp_failslow_rule_t rule[64];
+  dp_failslow_t *d = run(&g, 16 * HOUR, first, rule);
+  for (size_t i = 0; i < g.n; i++)
+    if ((first[i] >= 0) != (i == 2))
+      fail_msg("drive %zu: first flag at step %ld (rule %s)", i, first[i],
+               dp_failslow_rule_name(rule[i]));
+  assert_int_equal(rule[2], DP_FAILSLOW_RULE_PERSISTENT);
+  /* three blocks of 3 hours and half of the fourth */
+  assert_in_range(first[2], 10 * HOUR + 100, 12 * HOUR + 20);
+  dp_failslow_verdict_t v;
+  dp_failslow_verdict(d, 2, &v);
+  assert_true(v.slowdown_persist >= 1.25 && v.slowdown_persist < 1.8);
+  assert_true(v.z_long < 40);
+  dp_failslow_verdict(d, 8, &v);
+  assert_true(v.slowdown_persist > 1.0 && v.slowdown_persist < 1.25);
+  dp_failslow_free(d);
+}
+
 static void test_recovery_clears(void **state) {
   (void)state;
   dp_failslow_conf_t c;
@@ -340,6 +370,7 @@ int main(void) {
       cmocka_unit_test(test_group_of_60),
       cmocka_unit_test(test_missing_samples),
       cmocka_unit_test(test_sustained_small_slowdown),
+      cmocka_unit_test(test_persistent_small_slowdown),
       cmocka_unit_test(test_recovery_clears),
       cmocka_unit_test(test_conf),
   };
