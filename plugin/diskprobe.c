@@ -356,7 +356,8 @@ typedef struct {
 } diskprobe_when_t;
 
 /* Every interval: the score and the decision (with its hysteresis and
- * both rules, which the score alone does not tell) as of the last window. */
+ * slower rules, which the score alone does not tell) as of the last
+ * window. */
 static void diskprobe_peer_value(const dp_peers_disk_t *d, void *arg) {
   const diskprobe_when_t *w = arg;
   diskprobe_dev_name_t in = diskprobe_dev_instance(d->device);
