@@ -210,7 +210,7 @@ for hostdir in "$src"/*/; do
         "CDEF:yes=arm,1,EQ,0.8,UNKN,IF" "CDEF:no=arm,0,EQ,0.8,UNKN,IF"
         "LINE:barm#00000000" "AREA:yes#6baed6:armed:STACK" "LINE:barm#00000000" "AREA:no#$GREY:learning:STACK")
       rows="level, armed" row=6
-      for r in baseline ceiling peers stall errors; do
+      for r in baseline ceiling peers stall errors failslow; do
         row=$((row - 1))
         [ -f "$dir/target_health-$r.rrd" ] || continue
         strip $row "$dir/target_health-$r.rrd" ""

@@ -353,6 +353,7 @@ static const dp_io_counter_t *diskprobe_counter_of(const char *disk,
 
 typedef struct {
   cdtime_t now, ivl; /* of the read in progress */
+  diskprobe_ctx_t *ctx;
 } diskprobe_when_t;
 
 /* Every interval: the score and the decision (with its hysteresis and
@@ -383,6 +384,14 @@ static void diskprobe_peer_changed(const dp_peers_disk_t *d, void *arg) {
            sizeof(n.plugin_instance));
   sstrncpy(n.type, "failslow", sizeof(n.type));
   plugin_dispatch_notification(&n);
+  /* and the health of the targets on that disk (their failslow rule) */
+  for (size_t i = 0; w->ctx->health && i < w->ctx->ntargets; i++) {
+    dp_sched_target_state_t st;
+    dp_sched_target_state(w->ctx->sched, i, &st);
+    if (strcmp(st.disk, d->device) == 0)
+      dp_health_set_failslow(w->ctx->health, i, d->v.flagged, d->v.slowdown,
+                             d->group_size - 1);
+  }
 }
 
 /* The device view's disks against their peers; groups are formed at the
@@ -408,7 +417,7 @@ static void diskprobe_peers(diskprobe_ctx_t *ctx,
                         "restart.",
             CDTIME_T_TO_DOUBLE(ivl), win, strerror(-rc));
   }
-  diskprobe_when_t w = {.now = now, .ivl = ivl};
+  diskprobe_when_t w = {.now = now, .ivl = ivl, .ctx = ctx};
   dp_peers_feed(ctx->peers, m, (size_t)n, CDTIME_T_TO_DOUBLE(now),
                 diskprobe_peer_value, diskprobe_peer_changed, &w);
 }

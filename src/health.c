@@ -41,6 +41,9 @@ typedef struct {
   dp_health_level_t base_held;
   unsigned clear_run, ceil_run, ceil_clear_run, peer_run, peer_clear_run;
   int ceil_on, peer_on;
+  int failslow_on; /* dp_health_set_failslow */
+  double failslow_score;
+  size_t failslow_peers;
   dp_health_level_t level;
   double last_p50; /* first probe's p50 of the latest round, for peers */
   dp_health_obs_t pending[DP_HEALTH_PROBES_MAX]; /* dp_health_feed's round */
@@ -55,7 +58,7 @@ struct dp_health {
 };
 
 static const char *const rule_names[DP_RULE_COUNT] = {
-    "baseline", "ceiling", "peers", "stall", "errors"};
+    "baseline", "ceiling", "peers", "stall", "errors", "failslow"};
 static const char *const level_names[] = {"ok", "warning", "failure"};
 static const char *const media_names[DP_MEDIA_COUNT] = {
     "unknown", "nvme", "ssd", "hdd", "virtual"};
@@ -407,6 +410,15 @@ static double peer_median(const dp_health_t *h, size_t i, unsigned *npeers) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+void dp_health_set_failslow(dp_health_t *h, size_t i, int flagged,
+                            double slowdown, size_t peers) {
+  if (i >= h->n)
+    return;
+  h->t[i].failslow_on = flagged != 0;
+  h->t[i].failslow_score = slowdown;
+  h->t[i].failslow_peers = peers;
+}
+
 void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
                      dp_health_verdict_t *v) {
   const dp_health_conf_t *c = &h->c;
@@ -506,6 +518,7 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
   v->rule[DP_RULE_PEERS] = t->peer_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->rule[DP_RULE_STALL] = stalled ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
   v->rule[DP_RULE_ERRORS] = errors ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
+  v->rule[DP_RULE_FAILSLOW] = t->failslow_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->level = DP_HEALTH_OK;
   v->why = DP_RULE_BASELINE;
   for (int r = 0; r < DP_RULE_COUNT; r++)
@@ -629,6 +642,13 @@ void dp_health_describe(const dp_health_t *h, size_t i,
              t->name, dp_media_name(t->media), t->model[0] ? ", " : "",
              t->model, lvl, t->probes[0].name, now, v->peer_ratio,
              c->peer_rounds, c->peer_ratio);
+    return;
+  case DP_RULE_FAILSLOW:
+    snprintf(buf, len,
+             "target %s (%s%s%s): %s by failslow: its disk is %.2fx slower "
+             "than its %zu peers at the same load",
+             t->name, dp_media_name(t->media), t->model[0] ? ", " : "",
+             t->model, lvl, t->failslow_score, t->failslow_peers);
     return;
   case DP_RULE_STALL:
   case DP_RULE_ERRORS:

@@ -106,6 +106,7 @@ typedef enum {
   DP_RULE_PEERS,
   DP_RULE_STALL,
   DP_RULE_ERRORS,
+  DP_RULE_FAILSLOW, /* the target's disk slower than its peers (peers.h) */
   DP_RULE_COUNT
 } dp_health_rule_t;
 const char *dp_health_rule_name(dp_health_rule_t r);   /* "baseline" ... */
@@ -190,6 +191,17 @@ int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
                          size_t nprobes, const char *const *probe_names,
                          const char *const *probe_keys, dp_media_t media,
                          const char *model, double ceiling_s);
+
+/*
+ * The fail-slow verdict of target i's disk among the host's like disks
+ * (peers.h, from the device view): flagged 1 makes the target's failslow
+ * rule WARNING from its next round on, 0 clears it then; slowdown is the
+ * disk's score and peers the other disks of its group, for the
+ * description. The detector keeps its own hysteresis, so the rule follows
+ * the flag as it is. Targets start unflagged.
+ */
+void dp_health_set_failslow(dp_health_t *h, size_t i, int flagged,
+                            double slowdown, size_t peers);
 
 /*
  * A tracker set up from the configuration: ArmRounds, BaselineHorizon

@@ -68,7 +68,7 @@ collectd_diskprobe_percent                    utilization probe_share
 collectd_diskprobe_pending_operations         in_flight
 collectd_diskprobe_bytes                      avg_read_size avg_write_size
 collectd_diskprobe_target_device              <any>
-collectd_diskprobe_target_health                     level baseline ceiling peers stall errors
+collectd_diskprobe_target_health                     level baseline ceiling peers stall errors failslow
 collectd_diskprobe_armed                      armed
 collectd_diskprobe_slowdown                   round peers <probe>
 collectd_diskprobe_probe_baseline_p50         <probe>

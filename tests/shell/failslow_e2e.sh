@@ -17,8 +17,10 @@
 #      test asserts: the earlier flag clears (an OKAY for that disk, its
 #      score back near its peers') and no disk is flagged anew.
 # The one Target (the plugin runs its read callback only with one) probes
-# a healthy loop of the six for a few I/Os once an hour, so the loads stay
-# alike. Values are read by path under either plugin instance (dev-loopN,
+# the loop slowed in phase 1 with 3 reads every 2 s (1.5 IOPS beside fio's
+# 40: the loads stay alike), so that its health shows the fail-slow rule:
+# a `health` WARNING "by failslow" naming the target while its disk is
+# flagged, OKAY once the flag clears in phase 2. Values are read by path under either plugin instance (dev-loopN,
 # the device view's, or loopN).
 # Skips (77) without root, loop devices, /dev/fuse, python3-fusepy, fio or
 # collectd.
@@ -47,7 +49,7 @@ for i in 0 1 2 3 4 5; do
 done
 # detach the loops before their FUSE servers are killed (cleanup kills first)
 at_exit 'for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done'
-slow=3 # the one slowed in phase 1; the Target is on loops[1]
+slow=3 # the one slowed in phase 1; the Target is on it
 S=${names[$slow]}
 echo "disks: ${names[*]}; slowed: $S"
 
@@ -58,11 +60,11 @@ collectd_conf "$d" 1 <<CONF
   FailSlowWindow 3
   DeviceStats $(printf '"%s" ' "${names[@]}")
   <Target "t">
-    Device "${loops[1]}"
-    ProbeInterval 3600
+    Device "${loops[$slow]}"
+    ProbeInterval 2
     <Probe "randread-qd1">
       Duration 0.05
-      MaxOps 5
+      MaxOps 3
     </Probe>
   </Target>
 CONF
@@ -126,6 +128,10 @@ for n in "${names[@]}"; do
   fi
 done
 [ $bad = 0 ] && pass "$S's score more than 3x each peer's; the peers not flagged"
+# the target on that disk: WARNING by its failslow rule at its next round
+wait_log "$log" 10 "severity = WARNING, .*plugin_instance = t, type = health, type_instance = failslow" &&
+  pass "target t on $S: $(notif_msg "$log" "type = health, type_instance = failslow")" ||
+  fail "no health WARNING by failslow for target t"
 
 # 2. all six slowed alike
 for i in 0 1 2 3 4 5; do echo "delay $DELAY" >"$dir/ctl$i"; done
@@ -133,6 +139,9 @@ t0=$SECONDS
 wait_log "$log" 150 "severity = OKAY, .*plugin_instance = (dev-)?$S, type = failslow" &&
   pass "all six slow: $S cleared (OKAY) after $((SECONDS - t0)) s: $(notif_msg "$log" "severity = OKAY.*type = failslow")" ||
   fail "all six slow: no OKAY for $S within 150 s"
+wait_log "$log" 10 "severity = OKAY, .*plugin_instance = t, type = health" &&
+  pass "target t: health OKAY once its disk is no longer flagged" ||
+  fail "target t: no health OKAY after the flag cleared"
 sleep 10
 s_slow=$(value "$S" slowdown-peers)
 num_cmp "$s_slow" '<' 1.4 && pass "$S: slowdown-peers $s_slow with all six slow" || fail "$S: slowdown-peers $s_slow with all six slow"

@@ -417,6 +417,44 @@ static void test_stall_and_errors_immediate(void **state) {
   dp_health_free(h);
 }
 
+/* The disk under target 1 flagged fail-slow among its peers: target 1
+ * WARNING by failslow from its next round (with the score and the peers
+ * in the words), target 0 untouched; unflagged: OK at the next round. */
+static void test_failslow_rule(void **state) {
+  (void)state;
+  dp_health_t *h = make(2, DP_MEDIA_HDD);
+  arm(h, 0, 30);
+  arm(h, 1, 30);
+  dp_health_obs_t o[2];
+  healthy(o, 0);
+  dp_health_set_failslow(h, 1, 1, 2.37, 11);
+  dp_health_verdict_t v = feed(h, 1, o);
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  assert_int_equal(v.why, DP_RULE_FAILSLOW);
+  assert_int_equal(v.rule[DP_RULE_FAILSLOW], DP_HEALTH_WARNING);
+  assert_int_equal(v.rule[DP_RULE_BASELINE], DP_HEALTH_OK);
+  assert_true(v.changed);
+  assert_string_equal(dp_health_rule_name(v.why), "failslow");
+  char words[400];
+  dp_health_describe(h, 1, &v, words, sizeof(words));
+  assert_non_null(strstr(words, "target t1"));
+  assert_non_null(strstr(words, "failslow: its disk is 2.37x slower than its 11 peers"));
+  assert_int_equal(feed(h, 0, o).level, DP_HEALTH_OK);
+  /* a stall still outranks it */
+  o[0].stalled = 1;
+  v = feed(h, 1, o);
+  assert_int_equal(v.level, DP_HEALTH_FAILURE);
+  assert_int_equal(v.why, DP_RULE_STALL);
+  healthy(o, 0);
+  assert_int_equal(feed(h, 1, o).why, DP_RULE_FAILSLOW);
+  dp_health_set_failslow(h, 1, 0, 1.02, 11);
+  v = feed(h, 1, o);
+  assert_int_equal(v.level, DP_HEALTH_OK);
+  assert_true(v.changed);
+  dp_health_set_failslow(h, 7, 1, 3, 2); /* out of range: ignored */
+  dp_health_free(h);
+}
+
 static void test_bad_conf(void **state) {
   (void)state;
   dp_health_conf_t c;
@@ -443,6 +481,7 @@ int main(void) {
       cmocka_unit_test(test_media_classes_and_ceiling),
       cmocka_unit_test(test_peers),
       cmocka_unit_test(test_stall_and_errors_immediate),
+      cmocka_unit_test(test_failslow_rule),
       cmocka_unit_test(test_bad_conf),
   };
   return cmocka_run_group_tests_name("health", tests, NULL, NULL);
