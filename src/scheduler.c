@@ -926,7 +926,12 @@ void dp_sched_free(dp_sched_t *s) {
     return; /* a stuck worker and the kernel still use this memory */
   for (size_t i = 0; i < s->ntargets; i++) {
     target_t *t = &s->targets[i];
-    /* An engine with I/O outstanding would block in io_destroy. */
+    /* An engine with I/O outstanding would block in io_destroy. A probe
+     * stopped mid-flight (or a stall held back for its first poll) on a
+     * disk that answers has it back within milliseconds: wait a little
+     * for it; only a disk that does not answer keeps the engine. */
+    if (t->engine && dp_engine_outstanding(t->engine) > 0)
+      (void)dp_engine_reap(t->engine, 200 * UINT64_C(1000000));
     if (t->engine && dp_engine_outstanding(t->engine) == 0)
       dp_engine_close(t->engine);
     dp_target_close(&t->t);

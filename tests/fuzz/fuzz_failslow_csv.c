@@ -22,8 +22,8 @@
 #include "cli/cli.h"
 
 #include <fcntl.h>
-#include <sanitizer/common_interface_defs.h>
 #include <math.h>
+#include <sanitizer/common_interface_defs.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,12 +69,15 @@ static void setup(void) {
 
 /* Runs the command with stdout to `out` and stderr to err; its status. */
 static int run(const char *out) {
-  char *argv[] = {"failslow",        "--format",     "json",
-                  "--window-steps",  "4",            "--model-windows",
-                  "4",               "--score-windows", "3",
-                  "--min-score-windows", "2",        "--clear-windows",
-                  "2",               "--long-windows", "6",
-                  host,              NULL};
+  char *argv[] = {"failslow", "--format",
+                  "json",     "--window-steps",
+                  "4",        "--model-windows",
+                  "4",        "--score-windows",
+                  "3",        "--min-score-windows",
+                  "2",        "--clear-windows",
+                  "2",        "--long-windows",
+                  "6",        host,
+                  NULL};
   int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
   fflush(stdout);
   fflush(stderr);

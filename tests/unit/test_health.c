@@ -438,7 +438,8 @@ static void test_failslow_rule(void **state) {
   char words[400];
   dp_health_describe(h, 1, &v, words, sizeof(words));
   assert_non_null(strstr(words, "target t1"));
-  assert_non_null(strstr(words, "failslow: its disk is 2.37x slower than its 11 peers"));
+  assert_non_null(
+      strstr(words, "failslow: its disk is 2.37x slower than its 11 peers"));
   assert_int_equal(feed(h, 0, o).level, DP_HEALTH_OK);
   /* a stall still outranks it */
   o[0].stalled = 1;
