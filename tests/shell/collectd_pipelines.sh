@@ -27,7 +27,8 @@ rewrite() { # rewrite EXAMPLE NAME: writes $d/NAME/collectd.conf
   sed -e "s|PluginDir \"/usr/lib/collectd\"|PluginDir \"$d/plugins\"|" \
     -e "s|TypesDB \"/usr/share/collectd/diskprobe.types.db\"|TypesDB \"$top_srcdir/plugin/diskprobe.types.db\"|" \
     -e "s|/var/lib/collectd/rrd|$w/rrd|; s|/var/lib/|$w/var/|; s|/var/log/collectd.log|$w/collectd.log|" \
-    -e "s|Device \"/dev/sdb\"|Device \"$dev\"|; s|FileSize \"[0-9]*[GM]\"|FileSize \"16M\"|" \
+    -e "s|Device \"/dev/sdb\"|Device \"$dev\"|; /^ *FileSize /d" \
+    -e "s|^\( *\)Path \"\(.*\)\"\$|&\n\1FileSize \"16M\"|" \
     -e "s|ProbeInterval [0-9]*|ProbeInterval 2|; s|Interval 10|Interval 1|" \
     -e "s|Port \"9103\"|Port \"$((port + 1))\"|" \
     -e "s|^LoadPlugin syslog|LoadPlugin logfile|; s|^<Plugin syslog>|<Plugin logfile>\n  File \"$w/collectd.log\"|" \
