@@ -380,6 +380,9 @@ def report(name, cfg, jobs, host):
     a = med(added)
     out("    = the disk busy %.2f %% of the time at 1 round per %ds" % (
         100 * a / 1000 / cfg["interval"], cfg["interval"]))
+    if min(added) < 0:
+        out("    (noise: a quiet window was busier than a window with the "
+            "probes: other I/O on %s; rerun or raise IDLE_PAIRS)" % ARGS.disk)
     out("  CPU (utime+stime) per window: with plugin %s s, without %s s; "
         "added %s s per round" % (
             rng([h["cpu_s"]["with"] for h in host], "%.3f"),
