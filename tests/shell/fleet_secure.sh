@@ -138,9 +138,7 @@ if command -v prometheus >/dev/null; then
       sed -e "s|\"collector.example.net:9103\"|\"127.0.0.1:$prom\"|" -e 's|scrape_interval: 10s|scrape_interval: 1s|' \
         -e 's|job_name: diskprobe-fleet|job_name: without-honor-labels|' -e 's|honor_labels: true|honor_labels: false|'
   } >"$d/prom/prometheus.yml"
-  prometheus --config.file="$d/prom/prometheus.yml" --storage.tsdb.path="$d/prom/data" \
-    --web.listen-address="127.0.0.1:$pq" >"$d/prom/prometheus.log" 2>&1 &
-  register_pid $!
+  prometheus_start "$d/prom" "$pq"
 fi
 declare -A cpid
 members="client-a client-b client-c client-d"

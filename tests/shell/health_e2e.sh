@@ -43,29 +43,10 @@ collectd_conf "$d" $IVL <<CONF
     </Probe>
   </Target>
 CONF
-cat >>"$d/collectd.conf" <<CONF
-LoadPlugin write_prometheus
-<Plugin write_prometheus>
-  Port "$WP_PORT"
-</Plugin>
-CONF
+write_prometheus_conf "$WP_PORT" >>"$d/collectd.conf"
 
 # Prometheus with the shipped rules, scraping every second.
-p="$dir/prom"
-mkdir -p "$p"
-cat >"$p/prometheus.yml" <<CONF
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: ["$top_srcdir/dashboards/alerts.yml"]
-scrape_configs:
-  - job_name: collectd
-    honor_labels: true
-    static_configs: [{targets: ["127.0.0.1:$WP_PORT"]}]
-CONF
-prometheus --config.file="$p/prometheus.yml" --storage.tsdb.path="$p/data" \
-  --web.listen-address="127.0.0.1:$PROM_PORT" >"$p/prometheus.log" 2>&1 &
-register_pid $!
+prometheus_start "$dir/prom" "$PROM_PORT" "$WP_PORT"
 
 collectd_start "$d" "$cg"
 log="$d/collectd.log"

@@ -464,6 +464,38 @@ collectd_run() {
   collectd_stop "$COLLECTD_PID"
 }
 
+# ---- Prometheus --------------------------------------------------------------
+# write_prometheus_conf PORT: a write_prometheus block serving on PORT.
+write_prometheus_conf() {
+  printf 'LoadPlugin write_prometheus\n<Plugin write_prometheus>\n  Port "%s"\n</Plugin>\n' "$1"
+}
+
+# prometheus_start DIR PORT [SCRAPE_PORT]: a real Prometheus on 127.0.0.1:PORT
+# with its data and log (prometheus.log) in DIR, registered for cleanup. With
+# SCRAPE_PORT it first writes DIR/prometheus.yml: scrape and evaluation every
+# second, the shipped dashboards/alerts.yml, one job with honor_labels on
+# 127.0.0.1:SCRAPE_PORT (collectd's write_prometheus); without, DIR/prometheus.yml
+# must exist.
+prometheus_start() {
+  local p=$1 port=$2
+  mkdir -p "$p"
+  if [ -n "${3:-}" ]; then
+    cat >"$p/prometheus.yml" <<CONF
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: ["$top_srcdir/dashboards/alerts.yml"]
+scrape_configs:
+  - job_name: collectd
+    honor_labels: true
+    static_configs: [{targets: ["127.0.0.1:$3"]}]
+CONF
+  fi
+  prometheus --config.file="$p/prometheus.yml" --storage.tsdb.path="$p/data" \
+    --web.listen-address="127.0.0.1:$port" >"$p/prometheus.log" 2>&1 &
+  register_pid $!
+}
+
 # ---- RRD files ---------------------------------------------------------------
 # rrd_last FILE [DS]: the last value of data source DS ("value" if omitted),
 # as rrdtool lastupdate has it (a number or U); fails if FILE or DS is missing.
