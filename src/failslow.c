@@ -14,7 +14,7 @@ typedef struct {
   double *wx, *wy;     /* the window's samples, window_steps each */
   unsigned wn;         /* valid samples in the window */
   double *hx, *hy;     /* log summaries of the last model_windows (NaN) */
-  double *sr;          /* last score_windows window slowdowns (NaN) */
+  double *sr;          /* the last sring window slowdowns (NaN) */
   unsigned below;      /* windows in a row with score < clear_ratio */
   dp_failslow_verdict_t v;
 } fs_dev_t;
@@ -50,6 +50,8 @@ void dp_failslow_conf_init(dp_failslow_conf_t *c) {
   c->long_floor = 0.002;
   c->persist_blocks = 4;
   c->persist_ratio = 1.25;
+  c->day_windows = 288;
+  c->day_ratio = 1.14;
   c->max_slope = 1.0;
   c->min_load_spread = 1.25;
   c->min_throughput = 4096;
@@ -63,13 +65,16 @@ int dp_failslow_conf_check(const dp_failslow_conf_t *c) {
       c->score_windows > DP_FAILSLOW_HISTORY_MAX || c->min_score_windows < 1 ||
       c->min_score_windows > c->score_windows || c->clear_windows < 1 ||
       c->min_peers < 1 || c->persist_blocks < 1 ||
-      c->persist_blocks > c->long_windows)
+      c->persist_blocks > c->long_windows ||
+      c->day_windows > DP_FAILSLOW_HISTORY_MAX ||
+      c->persist_blocks > c->day_windows)
     return -EINVAL;
   if (!(c->clear_ratio >= 1.0) || !(c->flag_ratio >= c->clear_ratio) ||
       !(c->max_slope >= 0.0) || !(c->min_load_spread >= 1.0) ||
       !(c->min_throughput >= 0.0) || !(c->long_ratio >= 1.0) ||
       !(c->long_z > 0) || !(c->long_floor > 0) || !isfinite(c->long_z) ||
       !(c->persist_ratio >= 1.0) || !isfinite(c->persist_ratio) ||
+      !(c->day_ratio >= 1.0) || !isfinite(c->day_ratio) ||
       !isfinite(c->flag_ratio) || !isfinite(c->max_slope) ||
       !isfinite(c->min_load_spread) || !isfinite(c->min_throughput))
     return -EINVAL;
@@ -97,6 +102,7 @@ int dp_failslow_conf_for_window(dp_failslow_conf_t *c, double interval_s,
   c->min_score_windows = steps_for(3600 * k, win_s, 1);
   c->clear_windows = steps_for(1800 * k, win_s, 1);
   c->long_windows = steps_for(43200 * k, win_s, 1);
+  c->day_windows = steps_for(86400 * k, win_s, 1);
   return dp_failslow_conf_check(c);
 }
 
@@ -118,6 +124,8 @@ int dp_failslow_new(dp_failslow_t **out, const dp_failslow_conf_t *c,
   size_t w = c->window_steps, h = c->model_windows;
   size_t s =
       c->score_windows > c->long_windows ? c->score_windows : c->long_windows;
+  if (c->day_windows > s)
+    s = c->day_windows;
   size_t per = 2 * w + 2 * h + s;
   d->dev = calloc(n, sizeof(*d->dev));
   /* one block for every device's arrays, one for the scratch */
@@ -144,6 +152,7 @@ int dp_failslow_new(dp_failslow_t **out, const dp_failslow_conf_t *c,
     v->cur_x = v->cur_y = NAN;
     v->v.slowdown = v->v.window_slowdown = NAN;
     v->v.slowdown_long = v->v.z_long = v->v.slowdown_persist = NAN;
+    v->v.slowdown_day = NAN;
     snprintf(v->name, sizeof(v->name), "dev%zu", i);
   }
   d->px = scratch;
@@ -230,6 +239,26 @@ static double median(double *a, size_t n) {
     if (a[i] > lo)
       lo = a[i];
   return 0.5 * (lo + hi);
+}
+
+/* The persistent rules' figure: the least of the medians of persist_blocks
+ * blocks of consecutive windows over device v's newest `horizon` slowdowns
+ * (sslot is the newest); NaN unless every block has half its windows. */
+static double least_block(const dp_failslow_t *d, const fs_dev_t *v,
+                          unsigned sslot, unsigned horizon) {
+  unsigned per = horizon / d->c.persist_blocks;
+  double least = INFINITY;
+  for (unsigned b = 0; b < d->c.persist_blocks && !isnan(least); b++) {
+    size_t kb = 0;
+    for (unsigned age = b * per; age < (b + 1) * per; age++) {
+      double x = v->sr[(sslot + d->sring - age) % d->sring];
+      if (!isnan(x))
+        d->tmp2[kb++] = x;
+    }
+    double m = kb >= (per + 1) / 2 ? median(d->tmp2, kb) : NAN;
+    least = isnan(m) || m < least ? m : least;
+  }
+  return least;
 }
 
 /* The slope of Tukey's resistant line through (x, y)[0..m): medians of the
@@ -349,21 +378,8 @@ static void judge_window(dp_failslow_t *d) {
     d->ll[i] = kl >= (c->long_windows + 1) / 2 ? median(d->tmp2, kl) : NAN;
     v->v.slowdown_long = isnan(d->ll[i]) ? NAN : exp(d->ll[i]);
 
-    /* the persistent rule's figure: the least of the block medians of the
-     * newest long_windows slowdowns, blocks of consecutive windows */
-    unsigned per = c->long_windows / c->persist_blocks;
-    double least = INFINITY;
-    for (unsigned b = 0; b < c->persist_blocks && !isnan(least); b++) {
-      size_t kb = 0;
-      for (unsigned age = b * per; age < (b + 1) * per; age++) {
-        double x = v->sr[(sslot + d->sring - age) % d->sring];
-        if (!isnan(x))
-          d->tmp2[kb++] = x;
-      }
-      double m = kb >= (per + 1) / 2 ? median(d->tmp2, kb) : NAN;
-      least = isnan(m) || m < least ? m : least;
-    }
-    v->v.slowdown_persist = least;
+    v->v.slowdown_persist = least_block(d, v, sslot, c->long_windows);
+    v->v.slowdown_day = least_block(d, v, sslot, c->day_windows);
   }
 
   /* 4b. the long score against the peers' long scores */
@@ -397,23 +413,26 @@ static void judge_window(dp_failslow_t *d) {
                v->v.slowdown_long >= c->long_ratio && !isnan(v->v.slowdown) &&
                v->v.slowdown >= c->long_ratio;
     /* persistent: slow in every block of the long horizon, and now */
-    int persist = !isnan(v->v.slowdown_persist) &&
-                  v->v.slowdown_persist >= c->persist_ratio &&
-                  !isnan(v->v.slowdown) && v->v.slowdown >= c->long_ratio;
+    int now = !isnan(v->v.slowdown) && v->v.slowdown >= c->long_ratio;
+    int persist = v->v.slowdown_persist >= c->persist_ratio && now;
+    /* day-long: a smaller slowdown in every block of the day horizon */
+    int day = v->v.slowdown_day >= c->day_ratio && now;
     int was = v->v.flagged;
-    if (fast || slow || persist) {
+    if (fast || slow || persist || day) {
       if (!was) {
         v->v.flagged = 1;
-        v->v.rule = fast   ? DP_FAILSLOW_RULE_FAST
-                    : slow ? DP_FAILSLOW_RULE_SUSTAINED
-                           : DP_FAILSLOW_RULE_PERSISTENT;
+        v->v.rule = fast      ? DP_FAILSLOW_RULE_FAST
+                    : slow    ? DP_FAILSLOW_RULE_SUSTAINED
+                    : persist ? DP_FAILSLOW_RULE_PERSISTENT
+                              : DP_FAILSLOW_RULE_DAY;
       }
       v->below = 0;
     } else if (was) {
       int low = (isnan(v->v.slowdown) || v->v.slowdown < c->clear_ratio) &&
                 (isnan(v->v.z_long) || v->v.z_long < c->long_z / 2 ||
                  v->v.slowdown_long < c->long_ratio) &&
-                !(v->v.slowdown_persist >= c->persist_ratio);
+                !(v->v.slowdown_persist >= c->persist_ratio) &&
+                !(v->v.slowdown_day >= c->day_ratio);
       int known = !isnan(v->v.slowdown) || !isnan(v->v.z_long);
       v->below = known && low ? v->below + 1 : (known ? 0 : v->below);
       if (v->below >= c->clear_windows) {
@@ -495,18 +514,30 @@ void dp_failslow_describe(const dp_failslow_t *d, size_t i,
                   v->slowdown_long, v->z_long);
   if ((size_t)n >= len)
     return;
-  if (v->flagged)
-    snprintf(buf + n, len - n,
-             "; by the %s rule (%.2fx, or %.2fx and %.0f MADs, or %.2fx in "
-             "each of %u blocks)",
-             dp_failslow_rule_name(v->rule), d->c.flag_ratio, d->c.long_ratio,
-             d->c.long_z, d->c.persist_ratio, d->c.persist_blocks);
-  else
+  const dp_failslow_conf_t *c = &d->c;
+  if (!v->flagged)
     snprintf(buf + n, len - n,
              "; thresholds %.2fx, or %.2fx and %.0f MADs, or %.2fx in each "
-             "of %u blocks",
-             d->c.flag_ratio, d->c.long_ratio, d->c.long_z, d->c.persist_ratio,
-             d->c.persist_blocks);
+             "of %u blocks of the last %u windows, or %.2fx of %u",
+             c->flag_ratio, c->long_ratio, c->long_z, c->persist_ratio,
+             c->persist_blocks, c->long_windows, c->day_ratio, c->day_windows);
+  else if (v->rule == DP_FAILSLOW_RULE_PERSISTENT ||
+           v->rule == DP_FAILSLOW_RULE_DAY) {
+    int day = v->rule == DP_FAILSLOW_RULE_DAY;
+    snprintf(buf + n, len - n,
+             "; by the %s rule (at least %.2fx in each of %u blocks of the "
+             "last %u windows, threshold %.2fx)",
+             dp_failslow_rule_name(v->rule),
+             day ? v->slowdown_day : v->slowdown_persist, c->persist_blocks,
+             day ? c->day_windows : c->long_windows,
+             day ? c->day_ratio : c->persist_ratio);
+  } else if (v->rule == DP_FAILSLOW_RULE_SUSTAINED)
+    snprintf(buf + n, len - n,
+             "; by the sustained rule (thresholds %.2fx and %.0f MADs)",
+             c->long_ratio, c->long_z);
+  else
+    snprintf(buf + n, len - n, "; by the %s rule (threshold %.2fx)",
+             dp_failslow_rule_name(v->rule), c->flag_ratio);
 }
 
 const char *dp_failslow_rule_name(dp_failslow_rule_t r) {
@@ -517,6 +548,8 @@ const char *dp_failslow_rule_name(dp_failslow_rule_t r) {
     return "sustained";
   case DP_FAILSLOW_RULE_PERSISTENT:
     return "persistent";
+  case DP_FAILSLOW_RULE_DAY:
+    return "day-long";
   default:
     return "none";
   }

@@ -19,14 +19,18 @@
  * Output: --format json prints one object per line for each drive when it
  * is first flagged, {"host":..., "disk":..., "first_flag_ts":...,
  * "slowdown":...}, and nothing else; text prints flags and clears in words
- * and a line per host (--drives: a line per drive with its largest score).
+ * and a line per host (--drives: a line per drive with its largest score;
+ * --trace: at every window closed, a line per drive "trace HOST DISK TS
+ * WINDOW_SLOWDOWN SCORE LONG_SCORE LONG_Z PERSIST DAY PEERS FLAGGED", the
+ * verdict's fields, for studying the rules: contrib/failslow/).
  * Exit 0 when the input was read, 2 on bad usage or unreadable input (one
  * line on stderr).
  *
  * Tuning flags (defaults are the detector's, failslow.h): --flag-ratio R,
  * --clear-ratio R, --window-steps N, --model-windows N, --score-windows N,
  * --min-score-windows N, --clear-windows N, --long-windows N,
- * --long-ratio R, --long-z Z, --persist-ratio R.
+ * --long-ratio R, --long-z Z, --persist-ratio R, --day-windows N,
+ * --day-ratio R.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -61,7 +65,8 @@ typedef struct {
   dp_failslow_conf_t conf;
   unsigned set_window, set_model, set_score, set_min_score, set_clear;
   double set_flag, set_clear_ratio, set_long_ratio, set_long_z, set_persist;
-  unsigned set_long;
+  double set_day_ratio;
+  unsigned set_long, set_day;
 } opts_t;
 
 static int fail_line(const char *what) {
@@ -364,6 +369,10 @@ static int run_host(const opts_t *o, host_t *h, const char *dir) {
     c.long_z = o->set_long_z;
   if (o->set_persist > 0)
     c.persist_ratio = o->set_persist;
+  if (o->set_day)
+    c.day_windows = o->set_day;
+  if (o->set_day_ratio > 0)
+    c.day_ratio = o->set_day_ratio;
   if (c.min_score_windows > c.score_windows)
     c.min_score_windows = c.score_windows;
   dp_failslow_t *d;
@@ -407,9 +416,10 @@ static int run_host(const opts_t *o, host_t *h, const char *dir) {
       continue;
     if (o->trace && !o->json)
       for (size_t i = 0; i < h->ndev; i++)
-        printf("trace %s %s %lld %.4f %.4f %.4f %.2f %u\n", host, h->names[i],
-               (long long)ts, v[i].window_slowdown, v[i].slowdown,
-               v[i].slowdown_long, v[i].z_long, v[i].peers);
+        printf("trace %s %s %lld %.4f %.4f %.4f %.2f %.4f %.4f %u %d\n", host,
+               h->names[i], (long long)ts, v[i].window_slowdown, v[i].slowdown,
+               v[i].slowdown_long, v[i].z_long, v[i].slowdown_persist,
+               v[i].slowdown_day, v[i].peers, v[i].flagged);
     for (size_t i = 0; i < h->ndev; i++) {
       if (!isnan(v[i].slowdown) && !(v[i].slowdown <= maxs[i]))
         maxs[i] = v[i].slowdown;
@@ -502,7 +512,9 @@ int dp_cmd_failslow(int argc, char **argv) {
     O_LW,
     O_LR,
     O_LZ,
-    O_PR
+    O_PR,
+    O_DW,
+    O_DR
   };
   static const struct option lo[] = {
       {"format", required_argument, NULL, O_FMT},
@@ -519,6 +531,8 @@ int dp_cmd_failslow(int argc, char **argv) {
       {"long-ratio", required_argument, NULL, O_LR},
       {"long-z", required_argument, NULL, O_LZ},
       {"persist-ratio", required_argument, NULL, O_PR},
+      {"day-windows", required_argument, NULL, O_DW},
+      {"day-ratio", required_argument, NULL, O_DR},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   optind = 1;
@@ -575,6 +589,12 @@ int dp_cmd_failslow(int argc, char **argv) {
     case O_PR:
       bad = parse_ratio("--persist-ratio", optarg, &o.set_persist);
       break;
+    case O_DW:
+      bad = parse_unsigned("--day-windows", optarg, &o.set_day);
+      break;
+    case O_DR:
+      bad = parse_ratio("--day-ratio", optarg, &o.set_day_ratio);
+      break;
     case 'h':
       printf("usage: diskprobe failslow [--format text|json] [--drives] "
              "[--flag-ratio R] [--clear-ratio R]\n"
@@ -583,7 +603,8 @@ int dp_cmd_failslow(int argc, char **argv) {
              "         [--min-score-windows N] [--clear-windows N] "
              "[--long-windows N]\n"
              "         [--long-ratio R] [--long-z Z] [--persist-ratio R] "
-             "HOSTDIR...\n"
+             "[--day-windows N]\n"
+             "         [--day-ratio R] [--trace] HOSTDIR...\n"
              "HOSTDIR holds one host's day files YYYY-MM-DD.csv "
              "(ts,disk_id,throughput,latency in us).\n");
       return 0;

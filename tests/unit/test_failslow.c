@@ -286,6 +286,42 @@ static void test_persistent_small_slowdown(void **state) {
   dp_failslow_free(d);
 }
 
+/* A drive only 1.2x slower than its peers, noisy like them: too small for
+ * the 12-hour persistent rule (1.25), flagged by the day-long rule once
+ * every 6-hour block of 24 hours agrees, and not before; a drive 1.08x
+ * (a healthy drive's own offset, in the public data up to 1.07) never. */
+static void test_day_long_small_slowdown(void **state) {
+  (void)state;
+  gen_t g;
+  gen_init(&g, 12);
+  g.sigma = 0.6;
+  g.slow[3] = 1.2;
+  g.slow[7] = 1.08;
+  long first[64];
+  dp_failslow_rule_t rule[64];
+  dp_failslow_t *d = run(&g, 30 * HOUR, first, rule);
+  for (size_t i = 0; i < g.n; i++)
+    if ((first[i] >= 0) != (i == 3))
+      fail_msg("drive %zu: first flag at step %ld (rule %s)", i, first[i],
+               dp_failslow_rule_name(rule[i]));
+  assert_int_equal(rule[3], DP_FAILSLOW_RULE_DAY);
+  assert_string_equal(dp_failslow_rule_name(rule[3]), "day-long");
+  /* three blocks of 6 hours and half of the fourth */
+  assert_in_range(first[3], 21 * HOUR - 20, 24 * HOUR + 20);
+  dp_failslow_verdict_t v;
+  dp_failslow_verdict(d, 3, &v);
+  assert_true(v.flagged);
+  assert_true(v.slowdown_day >= 1.14 && v.slowdown_day < 1.3);
+  assert_true(v.slowdown_persist < 1.25);
+  char buf[256];
+  dp_failslow_describe(d, 3, &v, buf, sizeof(buf));
+  if (strstr(buf, "by the day-long rule (at least 1.") == NULL)
+    fail_msg("%s", buf);
+  dp_failslow_verdict(d, 7, &v);
+  assert_true(v.slowdown_day > 1.0 && v.slowdown_day < 1.14);
+  dp_failslow_free(d);
+}
+
 static void test_recovery_clears(void **state) {
   (void)state;
   dp_failslow_conf_t c;
@@ -345,6 +381,7 @@ static void test_conf(void **state) {
   assert_int_equal(c.min_score_windows, 12);
   assert_int_equal(c.clear_windows, 6);
   assert_int_equal(c.long_windows, 144);
+  assert_int_equal(c.day_windows, 288);
   dp_failslow_conf_t c300;
   dp_failslow_conf_init(&c300);
   assert_int_equal(dp_failslow_conf_for_window(&c300, 7, 300), 0);
@@ -356,6 +393,12 @@ static void test_conf(void **state) {
   assert_int_equal(c.min_score_windows, c300.min_score_windows);
   assert_int_equal(c.clear_windows, c300.clear_windows);
   assert_int_equal(c.long_windows, c300.long_windows);
+  assert_int_equal(c.day_windows, c300.day_windows);
+  c.day_windows = DP_FAILSLOW_HISTORY_MAX + 1;
+  assert_int_equal(dp_failslow_conf_check(&c), -EINVAL);
+  dp_failslow_conf_init(&c);
+  c.day_ratio = 0.9;
+  assert_int_equal(dp_failslow_conf_check(&c), -EINVAL);
   assert_int_equal(dp_failslow_conf_for_window(&c, 1, 0), -EINVAL);
   assert_int_equal(dp_failslow_conf_for_window(&c, 1, NAN), -EINVAL);
   dp_failslow_free(NULL);
@@ -371,6 +414,7 @@ int main(void) {
       cmocka_unit_test(test_missing_samples),
       cmocka_unit_test(test_sustained_small_slowdown),
       cmocka_unit_test(test_persistent_small_slowdown),
+      cmocka_unit_test(test_day_long_small_slowdown),
       cmocka_unit_test(test_recovery_clears),
       cmocka_unit_test(test_conf),
   };
