@@ -20,8 +20,9 @@ import csv
 import json
 import os
 import statistics
-import subprocess
 import sys
+
+import fsrun
 
 
 def first_ts(hostdir):
@@ -40,13 +41,8 @@ def first_ts(hostdir):
 
 
 def run_host(diskprobe, hostdir, extra):
-    p = subprocess.run([diskprobe, "failslow", "--format", "json"] + extra +
-                       [hostdir], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        raise RuntimeError("%s: exit %d: %s" % (hostdir, p.returncode,
-                                                 p.stderr.strip()))
-    flags = [json.loads(line) for line in p.stdout.splitlines() if line]
+    out = fsrun.failslow(diskprobe, ["--format", "json"] + extra, hostdir)
+    flags = [json.loads(line) for line in out.splitlines() if line]
     return hostdir, flags, first_ts(hostdir)
 
 
@@ -72,11 +68,8 @@ def main():
 
     clusters = [cname(c) for c in a.clusters.split(",") if c]
     held = {cname(c) for c in a.held_out.split(",") if c}
-    labels = set()
     try:
-        with open(os.path.join(a.data, "slow_drive_info.csv"), newline="") as f:
-            for row in csv.DictReader(f):
-                labels.add((row["cluster"], row["host_name"], row["disk_id"]))
+        labels = fsrun.labelled(a.data)
     except (OSError, KeyError) as e:
         print("evaluate: %s: %s" % (a.data, e), file=sys.stderr)
         return 2

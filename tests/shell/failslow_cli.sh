@@ -9,31 +9,8 @@ need_cmd python3
 FAILED=0
 d=$(make_tmpdir)
 
-# gen DIR SLOWDISK FACTOR: two day files of 3 hours, 12 drives, 15 s steps,
-# one drive listed after another as the public files are.
-gen() {
-  python3 - "$@" <<'PY'
-import math, os, random, sys
-out, slow, factor = sys.argv[1], sys.argv[2], float(sys.argv[3])
-os.makedirs(out, exist_ok=True)
-rnd = random.Random(7)
-for day, t0 in (("2022-07-18", 1658149200), ("2022-07-19", 1658235600)):
-    with open(os.path.join(out, day + ".csv"), "w") as f:
-        f.write('"ts","disk_id","throughput","latency"\n')
-        for k in range(1, 13):
-            disk = "disk%d" % k
-            for i in range(720):
-                load = 2e7 * (1 + 0.5 * math.sin(i / 90.0))
-                x = load * math.exp(rnd.gauss(0, 0.1))
-                y = 80 * math.sqrt(x / 2e7) * math.exp(rnd.gauss(0, 0.1))
-                if disk == slow:
-                    y *= factor
-                if i % 97 == 5:
-                    f.write('%d,"%s",NA,NA\n' % (t0 + 15 * i, disk))
-                else:
-                    f.write('%d,"%s",%.2f,%.2f\n' % (t0 + 15 * i, disk, x, y))
-PY
-}
+# gen DIR SLOWDISK FACTOR: a generated host (gen_perseus.py)
+gen() { python3 "$(dirname "$0")/gen_perseus.py" "$@"; }
 gen "$d/host_7" disk4 3
 gen "$d/host_8" none 1
 
