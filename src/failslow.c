@@ -261,6 +261,11 @@ static double least_block(const dp_failslow_t *d, const fs_dev_t *v,
   return least;
 }
 
+/* A persistent rule's clearing level: half its excess over 1 (1.25 flags,
+ * below 1.125 clears), as the sustained rule clears under half of long_z:
+ * a drive that sits at its threshold does not flap. */
+static double half_way(double ratio) { return 1 + (ratio - 1) / 2; }
+
 /* The slope of Tukey's resistant line through (x, y)[0..m): medians of the
  * lower and upper thirds by x; 0 without enough spread of x. */
 static double resistant_slope(const dp_failslow_t *d, const double *x,
@@ -431,8 +436,8 @@ static void judge_window(dp_failslow_t *d) {
       int low = (isnan(v->v.slowdown) || v->v.slowdown < c->clear_ratio) &&
                 (isnan(v->v.z_long) || v->v.z_long < c->long_z / 2 ||
                  v->v.slowdown_long < c->long_ratio) &&
-                !(v->v.slowdown_persist >= c->persist_ratio) &&
-                !(v->v.slowdown_day >= c->day_ratio);
+                !(v->v.slowdown_persist >= half_way(c->persist_ratio)) &&
+                !(v->v.slowdown_day >= half_way(c->day_ratio));
       int known = !isnan(v->v.slowdown) || !isnan(v->v.z_long);
       v->below = known && low ? v->below + 1 : (known ? 0 : v->below);
       if (v->below >= c->clear_windows) {

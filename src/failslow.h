@@ -58,12 +58,12 @@
  *      that never lets up, however noisy the peers. And by the DAY-LONG
  *      rule, the same over the last `day_windows` (288: 24 hours of
  *      samples, 4 blocks of 6 hours) with the smaller `day_ratio` (1.14):
- *      twice the evidence for a smaller slowdown. Cleared when none
- *      holds (2-hour score < `clear_ratio` = 1.4, the long one below
- *      long_ratio or under half of long_z, and the least block medians
- *      below persist_ratio and day_ratio) for `clear_windows` (6: 30
- *      minutes) windows in a row; while no score is valid the state is
- *      held.
+ *      twice the evidence for a smaller slowdown. Cleared when all are
+ *      well below their thresholds (2-hour score < `clear_ratio` = 1.4,
+ *      the long one below long_ratio or under half of long_z, and the
+ *      least block medians under half of their excess: 1.125 and 1.07)
+ *      for `clear_windows` (6: 30 minutes) windows in a row; while no
+ *      score is valid the state is held.
  *
  * Why these values (tuned on clusters A and J of the public Perseus
  * subset, kratos-failslow; cluster C held out; README has the table)

@@ -42,17 +42,22 @@ typedef struct {
   double hostwide;  /* latency factor of every drive from step hw_from */
   unsigned hw_from; /* step */
   int never[64];    /* drive never fed */
+  double later[64]; /* latency factor per drive from step later_from */
+  unsigned later_from;
 } gen_t;
 
 static void gen_init(gen_t *g, size_t n) {
   memset(g, 0, sizeof(*g));
   g->n = n;
   for (size_t i = 0; i < 64; i++)
-    g->slow[i] = g->busy[i] = 1;
+    g->slow[i] = g->busy[i] = g->later[i] = 1;
   g->sigma = 0.1;
   g->hostwide = 1;
   g->hw_from = UINT32_MAX;
+  g->later_from = UINT32_MAX;
 }
+
+static unsigned clears[64]; /* times each drive was cleared in run() */
 
 /* Runs steps intervals of 15 s; first[i] gets the step of drive i's first
  * flag (-1: never), rule[i] its rule then. Returns the detector (freed by
@@ -68,6 +73,7 @@ static dp_failslow_t *run(const gen_t *g, unsigned steps, long *first,
   lcg_t r = {42};
   for (size_t i = 0; i < g->n; i++) {
     first[i] = -1;
+    clears[i] = 0;
     if (rule)
       rule[i] = DP_FAILSLOW_RULE_NONE;
   }
@@ -75,7 +81,8 @@ static dp_failslow_t *run(const gen_t *g, unsigned steps, long *first,
     double load = 50e6 * (1 + 0.5 * sin(t / 90.0));
     for (size_t i = 0; i < g->n; i++) {
       double x = load * g->busy[i] * exp(g->sigma * gauss(&r));
-      double y = 2e-3 * sqrt(x / 50e6) * g->slow[i] *
+      double y = 2e-3 * sqrt(x / 50e6) *
+                 (t >= g->later_from ? g->later[i] : g->slow[i]) *
                  (t >= g->hw_from ? g->hostwide : 1) *
                  exp(g->sigma * gauss(&r));
       if (g->never[i] || unif(&r) < g->missing)
@@ -85,12 +92,14 @@ static dp_failslow_t *run(const gen_t *g, unsigned steps, long *first,
       dp_failslow_feed(d, i, x, y);
     }
     dp_failslow_step(d, 1.7e9 + 15.0 * t, v);
-    for (size_t i = 0; i < g->n; i++)
+    for (size_t i = 0; i < g->n; i++) {
       if (v[i].changed && v[i].flagged && first[i] < 0) {
         first[i] = t;
         if (rule)
           rule[i] = v[i].rule;
       }
+      clears[i] += v[i].changed && !v[i].flagged;
+    }
   }
   return d;
 }
@@ -322,6 +331,48 @@ static void test_day_long_small_slowdown(void **state) {
   dp_failslow_free(d);
 }
 
+/* Hysteresis of the persistent rules: a drive flagged at 1.35x that then
+ * sits at 1.2x, under persist_ratio (1.25) but above its clearing level
+ * (1.125), stays flagged without a clear; one that recovers to 1.0x is
+ * cleared once, within 10 hours (the 12-hour long score lags by half). */
+static void test_persistent_hysteresis(void **state) {
+  (void)state;
+  for (int recover = 0; recover < 2; recover++) {
+    gen_t g;
+    gen_init(&g, 12);
+    g.sigma = 0.6;
+    g.slow[5] = 1.35;
+    g.later_from = 14 * HOUR;
+    g.later[5] = recover ? 1.0 : 1.2;
+    long first[64];
+    dp_failslow_rule_t rule[64];
+    dp_failslow_t *d = run(&g, 24 * HOUR, first, rule);
+    assert_int_equal(rule[5], DP_FAILSLOW_RULE_PERSISTENT);
+    assert_in_range(first[5], 10 * HOUR, 14 * HOUR);
+    dp_failslow_verdict_t v;
+    dp_failslow_verdict(d, 5, &v);
+    if (recover) {
+      if (v.flagged)
+        fail_msg("score %.3f long %.3f z %.1f persist %.3f day %.3f",
+                 v.slowdown, v.slowdown_long, v.z_long, v.slowdown_persist,
+                 v.slowdown_day);
+      assert_int_equal(clears[5], 1);
+    } else {
+      if (!v.flagged)
+        fail_msg("cleared %u: score %.3f long %.3f z %.1f persist %.3f "
+                 "day %.3f",
+                 clears[5], v.slowdown, v.slowdown_long, v.z_long,
+                 v.slowdown_persist, v.slowdown_day);
+      assert_true(v.slowdown_persist < 1.25);
+      assert_int_equal(clears[5], 0);
+    }
+    for (size_t i = 0; i < g.n; i++)
+      if (i != 5 && first[i] >= 0)
+        fail_msg("drive %zu flagged at step %ld", i, first[i]);
+    dp_failslow_free(d);
+  }
+}
+
 static void test_recovery_clears(void **state) {
   (void)state;
   dp_failslow_conf_t c;
@@ -415,6 +466,7 @@ int main(void) {
       cmocka_unit_test(test_sustained_small_slowdown),
       cmocka_unit_test(test_persistent_small_slowdown),
       cmocka_unit_test(test_day_long_small_slowdown),
+      cmocka_unit_test(test_persistent_hysteresis),
       cmocka_unit_test(test_recovery_clears),
       cmocka_unit_test(test_conf),
   };
