@@ -201,9 +201,9 @@ int main(int argc, char **argv) {
     }
 
   printf("settings: %zu devices, Interval %g s, window %u intervals (%g s), "
-         "model %u / score %u / long %u windows\n",
+         "model %u / score %u / long %u / day %u windows\n",
          n, ivl, c.window_steps, c.window_steps * ivl, c.model_windows,
-         c.score_windows, c.long_windows);
+         c.score_windows, c.long_windows, c.day_windows);
   printf("path: %s\n", sysroot ? "dp_peers_feed (the plugin's read callback)"
                                : "dp_failslow_feed + dp_failslow_step");
   printf("memory: %zu bytes asked of malloc in %zu calls at setup = %.0f "

@@ -1,6 +1,8 @@
 """fsrun.py - what the fail-slow study scripts share: running `diskprobe
-failslow` over one host directory, and the labelled drives of a
-kratos-failslow style data directory. Standard library only."""
+failslow` over one host directory, the labelled drives of a kratos-failslow
+style data directory, and the hours of samples before a flag. Standard
+library only."""
+import bisect
 import csv
 import os
 import subprocess
@@ -26,3 +28,25 @@ def labelled(data):
         for row in csv.DictReader(f):
             out.add((row["cluster"], row["host_name"], row["disk_id"]))
     return out
+
+
+def sample_times(hostdir):
+    """The sorted distinct sample timestamps of a host's day files."""
+    ts = set()
+    for day in sorted(f for f in os.listdir(hostdir) if f.endswith(".csv")):
+        with open(os.path.join(hostdir, day), newline="") as f:
+            for row in csv.DictReader(f):
+                try:
+                    ts.add(int(float(row["ts"])))
+                except (KeyError, ValueError):
+                    continue
+    return sorted(ts)
+
+
+def sampled_seconds(times, until):
+    """Seconds of samples from the first up to `until`: the time a live
+    plugin would have watched (the public days hold 3 hours each)."""
+    if len(times) < 2:
+        return 0
+    step = min(b - a for a, b in zip(times, times[1:]))
+    return bisect.bisect_right(times, until) * step

@@ -46,9 +46,6 @@ import tempfile
 
 import fsrun
 
-HOURS_PER_DAY = 3.0  # the public subset keeps 13:00-16:00 of each day
-
-
 def read_host(hostdir):
     """[(day file name, header, rows)], the drives, the first ts."""
     days, drives, t0 = [], set(), None
@@ -106,6 +103,7 @@ def offsets(diskprobe, hostdir, extra):
 def study_host(a, cluster, host, factors, labels, scratch):
     hostdir = os.path.join(a.data, cluster, host)
     days, drives, t0 = read_host(hostdir)
+    times = fsrun.sample_times(hostdir)
     base = offsets(a.diskprobe, hostdir, a.extra) if a.peer_ratio else {}
     truth = {d for (c, h, d) in labels if c == cluster and h == host}
     healthy = [d for d in drives if d not in truth]
@@ -128,7 +126,8 @@ def study_host(a, cluster, host, factors, labels, scratch):
             fps = sorted(x for x in flags if x != d and x not in truth)
             out.append((f, cluster, host, d,
                         None if hit is None else hit["first_flag_ts"] - t0,
-                        fps))
+                        fps, None if hit is None else
+                        fsrun.sampled_seconds(times, hit["first_flag_ts"])))
     return out
 
 
@@ -192,23 +191,19 @@ def main():
                   "| %d |" % fp)
             continue
         delays = [r[4] for r in rs if r[4] is not None]
+        sampled = [r[6] for r in rs if r[6] is not None]
         med = statistics.median(delays) if delays else None
         mx = max(delays) if delays else None
 
         def h(s):
             return "-" if s is None else "%.1f h" % (s / 3600.0)
 
-        def samples(s):
-            if s is None:
-                return "-"
-            days = int(s // 86400)
-            return "%.1f h" % (days * HOURS_PER_DAY + (s % 86400) / 3600.0)
-
         print("| %.2fx | %d | %d | %.2f | %s | %s | %s | %d |" %
               (f, len(rs), len(delays), len(delays) / len(rs) if rs else 0,
-               h(med), h(mx), samples(med), fp))
+               h(med), h(mx),
+               h(statistics.median(sampled) if sampled else None), fp))
     if a.list:
-        for f, c, host, d, delay, fps in results:
+        for f, c, host, d, delay, fps, _ in results:
             if d is not None and delay is None:
                 print("missed: %.2fx %s/%s/%s" % (f, c, host, d))
             for x in fps:

@@ -26,7 +26,7 @@ printf 'cluster,host_name,workload,disk_id,\ncluster_A,host_1,x,disk4,\ncluster_
 python3 "$cf/evaluate.py" --diskprobe "$DISKPROBE" --data "$d/data" \
   --clusters A,J --held-out J --list >"$d/eval" 2>"$d/err"
 rc=$?
-if [ $rc = 0 ] && grep -qF '| A | 3 | 2 | 1 | 1 | 1 | 0.50 | 0.50 | 1.0 h | 1.0 h |' "$d/eval" &&
+if [ $rc = 0 ] && grep -qF '| A | 3 | 2 | 1 | 1 | 1 | 0.50 | 0.50 | 1.0 h | 1.0 h | 1.0 h | 1.0 h |' "$d/eval" &&
   grep -qF '| J (held out) | 1 | 0 | 0 | 0 | 0 |' "$d/eval" &&
   grep -q '^false positive: cluster_A/host_3/disk2 [23]\.[0-9]*x$' "$d/eval" &&
   grep -qx 'missed: cluster_A/host_2/disk9' "$d/eval"; then
