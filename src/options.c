@@ -141,7 +141,8 @@ static const dp_option_t table[] = {
              "(at least 3 `Interval`s). Its other horizons are counted in "
              "windows and scale with it: at 300 s the model spans 1 h, the "
              "score 2 h (flagged after 1 h at the earliest), clearing 30 min, "
-             "the long score 12 h. Shorter windows are for tests and demos: "
+             "the long score 12 h, the day-long rule 24 h. Shorter windows "
+             "are for tests and demos: "
              "they judge on fewer samples and no longer sit between the "
              "tuned figures (README, \"Fail-slow drives among their peers\")",
      AT(dp_plugin_conf_t, failslow_window_ns)},
