@@ -179,7 +179,7 @@ static const dp_option_t table[] = {
      AT(dp_target_conf_t, file_size_bytes)},
     {.key = "LayoutRate",
      .flag = "layout-rate",
-     .cli = DP_CLI_WATCH,
+     .cli = DP_CLI_RUN | DP_CLI_WATCH,
      .scope = DP_SCOPE_TARGET,
      .kind = DP_OPT_SIZE,
      .def = "64M",

@@ -1119,9 +1119,9 @@ int dp_target_verify(dp_target_t *t) {
 }
 
 int dp_target_open(const char *path, uint64_t file_size_bytes, int writable,
-                   dp_target_t *t) {
+                   const dp_layout_conf_t *lc, dp_target_t *t) {
   struct stat st;
   if (path[0] != '\0' && stat(path, &st) == 0 && S_ISBLK(st.st_mode))
     return dp_target_open_block(path, t);
-  return dp_target_open_file(path, file_size_bytes, writable, t);
+  return dp_target_open_file_layout(path, file_size_bytes, writable, lc, t);
 }

@@ -198,9 +198,10 @@ int dp_target_open_file_stop(const char *path, uint64_t size_bytes,
 int dp_target_open_block(const char *path, dp_target_t *t);
 
 /* Opens `path` as a block device if it is one (read-only whatever
- * `writable` says), else as a probe file (see dp_target_open_file). */
+ * `writable` says), else as a probe file with its layout (if one is
+ * needed) run as lc says (dp_target_open_file_layout; lc may be NULL). */
 int dp_target_open(const char *path, uint64_t file_size_bytes, int writable,
-                   dp_target_t *t);
+                   const dp_layout_conf_t *lc, dp_target_t *t);
 
 /*
  * Checks, cheaply, that an open probe file is still the one that was

@@ -112,7 +112,7 @@ if [[ $sections == *,io,* ]]; then
   _dirs+=("$fdir")
   # diskprobe lays out (writes) its probe file once; fio then reads and
   # writes the very same file, restricted to the data region after the header.
-  "$DISKPROBE" run --ops 1 --file-size "$FILE_SIZE" --format json "$fdir" >/dev/null ||
+  "$DISKPROBE" run --ops 1 --file-size "$FILE_SIZE" --layout-rate 0 --format json "$fdir" >/dev/null ||
     die "diskprobe could not lay out its probe file in $fdir"
   make_shm_loop 256
   thr_dev=$LOOP_DEV

@@ -86,7 +86,7 @@ for p in logfile network; do cp "/usr/lib/collectd/$p.so" "$dir/plugins/"; done
 cp "$PLUGIN" "$dir/plugins/diskprobe.so"
 
 echo "tenant: laying out the probe file (1 GiB, the default FileSize) and the tenant's file (1 GiB) in $dir on $dev" >&2
-"$DISKPROBE" run --ops 1 --file-size 1g --format json "$dir/probe" >/dev/null ||
+"$DISKPROBE" run --ops 1 --file-size 1g --layout-rate 0 --format json "$dir/probe" >/dev/null ||
   die "diskprobe could not lay out its probe file in $dir/probe"
 fio --name=layout --filename="$dir/tenant.dat" --size=1g --rw=write --bs=1m \
   --iodepth=4 --ioengine=libaio --direct=1 --output=/dev/null ||

@@ -98,8 +98,10 @@ int dp_cmd_run(int argc, char **argv) {
   const char *path = argv[optind];
 
   dp_target_t t;
+  /* a probe file's layout paced as the plugin's (LayoutRate) */
+  dp_layout_conf_t lc = {.rate_bytes_per_s = c.target.layout_rate_bytes};
   int rc = dp_target_open(path, c.target.file_size_bytes,
-                          dp_pattern_writes(c.probe.pattern), &t);
+                          dp_pattern_writes(c.probe.pattern), &lc, &t);
   if (rc < 0) {
     fprintf(stderr, "diskprobe: %s: %s\n", path, t.err);
     return 1;

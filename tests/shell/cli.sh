@@ -70,6 +70,23 @@ ok = ok and abs(d["bytes"] - d["ops"] * d["block_size"]) == 0
 sys.exit(0 if ok else 1)
 PY
 "$DISKPROBE" run --duration 0.2s --file-size 16m "$d/p" | grep -q "^latency " && pass "text format" || fail "text format"
+expect 2 'Option "LayoutRate": value "5k" is invalid' "$DISKPROBE" run --layout-rate 5k "$d/p"
+
+# run lays out a new probe file at LayoutRate, as the plugin does: 32 MiB
+# at 8 MiB/s cannot take less than ~3.5 s (a lower bound: a busy machine
+# only makes it longer), and the file is complete.
+mkdir -p "$d/paced"
+t0=$(date +%s.%N)
+"$DISKPROBE" run --duration 0.1s --file-size 32m --layout-rate 8m "$d/paced" >/dev/null 2>"$d/paced.err"
+rc=$?
+t1=$(date +%s.%N)
+took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+size=$(stat -c %s "$d/paced/diskprobe.probe" 2>/dev/null || echo 0)
+if [ $rc = 0 ] && awk -v t="$took" 'BEGIN { exit !(t >= 3.4) }' && [ "$size" -ge $((32 << 20)) ]; then
+  pass "run --layout-rate 8m: a 32 MiB layout took $took s (>= 3.4 s), file $size B"
+else
+  fail "run --layout-rate 8m: rc $rc, took $took s, size $size: $(cat "$d/paced.err")"
+fi
 "$DISKPROBE" stat --interval 0.2s --count 1 --format json "$(awk '$3 !~ /^(ram|loop)/ {print $3; exit}' /proc/diskstats)" | python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); sys.exit(0 if "util_percent" in d and "read_await_s" in d else 1)' &&
   pass "stat --format json" || fail "stat --format json"
 

@@ -734,7 +734,7 @@ static void test_empty_and_long_names(void **state) {
   dp_target_t t;
   assert_int_equal(dp_target_open_file("", 2 * MiB, 1, &t), -EINVAL);
   assert_string_equal(t.err, "empty path");
-  assert_int_equal(dp_target_open("", 2 * MiB, 0, &t), -EINVAL);
+  assert_int_equal(dp_target_open("", 2 * MiB, 0, NULL, &t), -EINVAL);
   assert_string_equal(t.err, "empty path");
   char name[400], p[800];
   memset(name, 'a', 300);
