@@ -499,8 +499,8 @@ void dp_failslow_describe(const dp_failslow_t *d, size_t i,
     buf[0] = '\0';
     return;
   }
-  const char *name = d->dev[i].name;
-  int n = snprintf(buf, len, "%s: %s: ", name, v->flagged ? "fail-slow" : "ok");
+  /* what matters first: a caller's message may cut the end off */
+  int n = snprintf(buf, len, "%s: ", v->flagged ? "fail-slow" : "ok");
   if (n < 0 || (size_t)n >= len)
     return;
   if (isnan(v->slowdown))
@@ -512,37 +512,36 @@ void dp_failslow_describe(const dp_failslow_t *d, size_t i,
                   v->slowdown, v->peers, v->windows);
   if ((size_t)n >= len)
     return;
-  if (!isnan(v->slowdown_long))
-    n += snprintf(buf + n, len - n,
-                  ", %.2fx (%.1f peer MADs) over the long "
-                  "score",
-                  v->slowdown_long, v->z_long);
-  if ((size_t)n >= len)
-    return;
   const dp_failslow_conf_t *c = &d->c;
   if (!v->flagged)
-    snprintf(buf + n, len - n,
-             "; thresholds %.2fx, or %.2fx and %.0f MADs, or %.2fx in each "
-             "of %u blocks of the last %u windows, or %.2fx of %u",
-             c->flag_ratio, c->long_ratio, c->long_z, c->persist_ratio,
-             c->persist_blocks, c->long_windows, c->day_ratio, c->day_windows);
+    n += snprintf(buf + n, len - n,
+                  "; thresholds %.2fx, or %.2fx and %.0f MADs, or %.2fx in "
+                  "each of %u blocks of the last %u windows, or %.2fx of %u",
+                  c->flag_ratio, c->long_ratio, c->long_z, c->persist_ratio,
+                  c->persist_blocks, c->long_windows, c->day_ratio,
+                  c->day_windows);
   else if (v->rule == DP_FAILSLOW_RULE_PERSISTENT ||
            v->rule == DP_FAILSLOW_RULE_DAY) {
     int day = v->rule == DP_FAILSLOW_RULE_DAY;
-    snprintf(buf + n, len - n,
-             "; by the %s rule (at least %.2fx in each of %u blocks of the "
-             "last %u windows, threshold %.2fx)",
-             dp_failslow_rule_name(v->rule),
-             day ? v->slowdown_day : v->slowdown_persist, c->persist_blocks,
-             day ? c->day_windows : c->long_windows,
-             day ? c->day_ratio : c->persist_ratio);
+    n += snprintf(buf + n, len - n,
+                  "; by the %s rule (at least %.2fx in each of %u blocks of "
+                  "the last %u windows, threshold %.2fx)",
+                  dp_failslow_rule_name(v->rule),
+                  day ? v->slowdown_day : v->slowdown_persist,
+                  c->persist_blocks, day ? c->day_windows : c->long_windows,
+                  day ? c->day_ratio : c->persist_ratio);
   } else if (v->rule == DP_FAILSLOW_RULE_SUSTAINED)
-    snprintf(buf + n, len - n,
-             "; by the sustained rule (thresholds %.2fx and %.0f MADs)",
-             c->long_ratio, c->long_z);
+    n += snprintf(buf + n, len - n,
+                  "; by the sustained rule (thresholds %.2fx and %.0f MADs)",
+                  c->long_ratio, c->long_z);
   else
-    snprintf(buf + n, len - n, "; by the %s rule (threshold %.2fx)",
-             dp_failslow_rule_name(v->rule), c->flag_ratio);
+    n += snprintf(buf + n, len - n, "; by the %s rule (threshold %.2fx)",
+                  dp_failslow_rule_name(v->rule), c->flag_ratio);
+  if ((size_t)n >= len)
+    return;
+  if (!isnan(v->slowdown_long))
+    snprintf(buf + n, len - n, "; the long score %.2fx (%.1f peer MADs)",
+             v->slowdown_long, v->z_long);
 }
 
 const char *dp_failslow_rule_name(dp_failslow_rule_t r) {

@@ -219,8 +219,10 @@ int dp_failslow_step(dp_failslow_t *d, double ts, dp_failslow_verdict_t *v);
 void dp_failslow_verdict(const dp_failslow_t *d, size_t i,
                          dp_failslow_verdict_t *v);
 
-/* The verdict in words, e.g. "sdc: fail-slow: 2.07x its 11 peers at the
- * same load (median of 24 windows); threshold 1.12x". */
+/* The verdict in words, what matters first (a notification may cut the
+ * end off), e.g. "fail-slow: 2.07x its 11 peers at the same load over 24
+ * windows; by the fast rule (threshold 1.90x); the long score 1.95x (41.2
+ * peer MADs)". The caller names the device. */
 void dp_failslow_describe(const dp_failslow_t *d, size_t i,
                           const dp_failslow_verdict_t *v, char *buf,
                           size_t len);

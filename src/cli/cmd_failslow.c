@@ -440,7 +440,7 @@ static int run_host(const opts_t *o, host_t *h, const char *dir) {
         }
       }
       if (!o->json) {
-        char when[64], desc[256];
+        char when[64], desc[512];
         fmt_utc(ts, when, sizeof(when));
         dp_failslow_describe(d, i, &v[i], desc, sizeof(desc));
         printf("%s %s: %s at %s (%.1f h after the host's first sample): %s\n",
