@@ -48,30 +48,19 @@ def main():
                     help="print every false positive and missed drive")
     ap.add_argument("extra", nargs="*", help="flags for diskprobe failslow")
     a = ap.parse_args()
-
-    def cname(c):
-        return c if c.startswith("cluster_") else "cluster_" + c
-
-    clusters = [cname(c) for c in a.clusters.split(",") if c]
-    held = {cname(c) for c in a.held_out.split(",") if c}
+    clusters = fsrun.cluster_names(a.clusters)
+    held = set(fsrun.cluster_names(a.held_out))
     try:
         labels = fsrun.labelled(a.data)
+        hosts = fsrun.hosts(a.data, clusters)
     except (OSError, KeyError) as e:
         print("evaluate: %s: %s" % (a.data, e), file=sys.stderr)
         return 2
-    hosts = []
-    for c in clusters:
-        cdir = os.path.join(a.data, c)
-        if not os.path.isdir(cdir):
-            print("evaluate: no %s" % cdir, file=sys.stderr)
-            return 2
-        for h in sorted(os.listdir(cdir)):
-            if os.path.isdir(os.path.join(cdir, h)):
-                hosts.append((c, h, os.path.join(cdir, h)))
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = {ex.submit(run_host, a.diskprobe, d, a.extra): (c, h)
-                for c, h, d in hosts}
+        futs = {ex.submit(run_host, a.diskprobe,
+                          os.path.join(a.data, c, h), a.extra): (c, h)
+                for c, h in hosts}
         for fu in concurrent.futures.as_completed(futs):
             try:
                 _, flags, times = fu.result()

@@ -99,8 +99,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("extra", nargs="*", help="flags for diskprobe failslow")
     a = ap.parse_args()
-    clusters = [c if c.startswith("cluster_") else "cluster_" + c
-                for c in a.clusters.split(",") if c]
+    clusters = fsrun.cluster_names(a.clusters)
     if "cluster_C" in clusters:
         print("false_alarms: cluster C is held out", file=sys.stderr)
         return 2
@@ -122,8 +121,7 @@ def main():
             return 2
     try:
         labels = fsrun.labelled(a.data)
-        hosts = [(c, h) for c in clusters
-                 for h in sorted(os.listdir(os.path.join(a.data, c)))]
+        hosts = fsrun.hosts(a.data, clusters)
     except (OSError, KeyError) as e:
         print("false_alarms: %s" % e, file=sys.stderr)
         return 2

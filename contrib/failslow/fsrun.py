@@ -30,6 +30,25 @@ def labelled(data):
     return out
 
 
+def cluster_names(arg):
+    """"A,J" or "cluster_A,cluster_J" -> ["cluster_A", "cluster_J"]."""
+    return [c if c.startswith("cluster_") else "cluster_" + c
+            for c in arg.split(",") if c]
+
+
+def hosts(data, clusters):
+    """[(cluster, host)] of the host directories of each cluster, sorted;
+    OSError naming a cluster that is not a directory."""
+    out = []
+    for c in clusters:
+        cdir = os.path.join(data, c)
+        if not os.path.isdir(cdir):
+            raise OSError("no %s" % cdir)
+        out += [(c, h) for h in sorted(os.listdir(cdir))
+                if os.path.isdir(os.path.join(cdir, h))]
+    return out
+
+
 def sample_times(hostdir):
     """The sorted distinct sample timestamps of a host's day files."""
     ts = set()

@@ -47,8 +47,9 @@ import tempfile
 import fsrun
 
 def read_host(hostdir):
-    """[(day file name, header, rows)], the drives, the first ts."""
-    days, drives, t0 = [], set(), None
+    """[(day file name, header, rows)], the drives, the sorted distinct
+    sample times."""
+    days, drives, times = [], set(), set()
     for name in sorted(f for f in os.listdir(hostdir) if f.endswith(".csv")):
         with open(os.path.join(hostdir, name), newline="") as f:
             r = csv.reader(f)
@@ -58,12 +59,11 @@ def read_host(hostdir):
         for row in rows:
             drives.add(row[idx["disk_id"]])
             try:
-                t = int(float(row[idx["ts"]]))
+                times.add(int(float(row[idx["ts"]])))
             except ValueError:
                 continue
-            t0 = t if t0 is None else min(t0, t)
         days.append((name, header, rows))
-    return days, sorted(drives), t0
+    return days, sorted(drives), sorted(times)
 
 
 def write_copy(days, disk, factor, outdir):
@@ -102,8 +102,8 @@ def offsets(diskprobe, hostdir, extra):
 
 def study_host(a, cluster, host, factors, labels, scratch):
     hostdir = os.path.join(a.data, cluster, host)
-    days, drives, t0 = read_host(hostdir)
-    times = fsrun.sample_times(hostdir)
+    days, drives, times = read_host(hostdir)
+    t0 = times[0]
     base = offsets(a.diskprobe, hostdir, a.extra) if a.peer_ratio else {}
     truth = {d for (c, h, d) in labels if c == cluster and h == host}
     healthy = [d for d in drives if d not in truth]
@@ -145,28 +145,20 @@ def main():
                     help="print every miss and false positive")
     ap.add_argument("extra", nargs="*", help="flags for diskprobe failslow")
     a = ap.parse_args()
-    clusters = [c if c.startswith("cluster_") else "cluster_" + c
-                for c in a.clusters.split(",") if c]
+    clusters = fsrun.cluster_names(a.clusters)
     if "cluster_C" in clusters:
         print("inject: cluster C is held out; study A and J", file=sys.stderr)
         return 2
     try:
         factors = sorted({float(x) for x in a.factors.split(",") if x})
         labels = fsrun.labelled(a.data)
+        hosts = fsrun.hosts(a.data, clusters)
     except (ValueError, OSError, KeyError) as e:
         print("inject: %s" % e, file=sys.stderr)
         return 2
     if a.per_host < 1 or not factors or min(factors) < 1.0:
         print("inject: --per-host >= 1, factors >= 1", file=sys.stderr)
         return 2
-    hosts = []
-    for c in clusters:
-        cdir = os.path.join(a.data, c)
-        if not os.path.isdir(cdir):
-            print("inject: no %s" % cdir, file=sys.stderr)
-            return 2
-        hosts += [(c, h) for h in sorted(os.listdir(cdir))
-                  if os.path.isdir(os.path.join(cdir, h))]
     scratch = "/dev/shm" if os.path.isdir("/dev/shm") else None
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:

@@ -106,6 +106,15 @@ static dp_failslow_t *run(const gen_t *g, unsigned steps, long *first,
 
 #define HOUR 240 /* steps of 15 s */
 
+/* Fails unless drive k, and no other of n, was flagged (after run()). */
+static void only_flagged(size_t n, const long *first,
+                         const dp_failslow_rule_t *rule, size_t k) {
+  for (size_t i = 0; i < n; i++)
+    if ((first[i] >= 0) != (i == k))
+      fail_msg("drive %zu: first flag at step %ld (rule %s)", i, first[i],
+               dp_failslow_rule_name(rule[i]));
+}
+
 static void test_slower_drives_flagged(void **state) {
   (void)state;
   gen_t g;
@@ -279,10 +288,7 @@ static void test_persistent_small_slowdown(void **state) {
   long first[64];
   dp_failslow_rule_t rule[64];
   dp_failslow_t *d = run(&g, 16 * HOUR, first, rule);
-  for (size_t i = 0; i < g.n; i++)
-    if ((first[i] >= 0) != (i == 2))
-      fail_msg("drive %zu: first flag at step %ld (rule %s)", i, first[i],
-               dp_failslow_rule_name(rule[i]));
+  only_flagged(g.n, first, rule, 2);
   assert_int_equal(rule[2], DP_FAILSLOW_RULE_PERSISTENT);
   /* three blocks of 3 hours and half of the fourth */
   assert_in_range(first[2], 10 * HOUR + 100, 12 * HOUR + 20);
@@ -309,10 +315,7 @@ static void test_day_long_small_slowdown(void **state) {
   long first[64];
   dp_failslow_rule_t rule[64];
   dp_failslow_t *d = run(&g, 30 * HOUR, first, rule);
-  for (size_t i = 0; i < g.n; i++)
-    if ((first[i] >= 0) != (i == 3))
-      fail_msg("drive %zu: first flag at step %ld (rule %s)", i, first[i],
-               dp_failslow_rule_name(rule[i]));
+  only_flagged(g.n, first, rule, 3);
   assert_int_equal(rule[3], DP_FAILSLOW_RULE_DAY);
   assert_string_equal(dp_failslow_rule_name(rule[3]), "day-long");
   /* three blocks of 6 hours and half of the fourth */
@@ -366,9 +369,7 @@ static void test_persistent_hysteresis(void **state) {
       assert_true(v.slowdown_persist < 1.25);
       assert_int_equal(clears[5], 0);
     }
-    for (size_t i = 0; i < g.n; i++)
-      if (i != 5 && first[i] >= 0)
-        fail_msg("drive %zu flagged at step %ld", i, first[i]);
+    only_flagged(g.n, first, rule, 5);
     dp_failslow_free(d);
   }
 }
