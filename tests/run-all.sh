@@ -26,12 +26,20 @@ summ() { # summ LOGFILE: reads automake's test-suite.log counts
   awk '/^# PASS:/{p=$3} /^# SKIP:/{s=$3} /^# FAIL:/{f+=$3} /^# ERROR:/{f+=$3} /^# XPASS:/{f+=$3}
        END{print p+0, f+0, s+0}' "$1"
 }
+# show_failures DIR: each failed test's FAIL lines and the end of its log,
+# kept for the close (printed just before the summary line, where a CI
+# excerpt of the tail sees it). automake's .trs files say
+# ":test-result: FAIL".
+failures=$(mktemp)
+trap 'rm -f "$failures"' EXIT
 show_failures() {
   local dir=$1
-  grep -l -E "^(FAIL|ERROR)" "$dir"/tests/*/*.trs 2>/dev/null | while read -r trs; do
-    echo "---- ${trs%.trs}.log"
-    tail -n 40 "${trs%.trs}.log"
-  done
+  grep -l -E "^:test-result: (FAIL|ERROR|XPASS)" "$dir"/tests/*/*.trs 2>/dev/null | while read -r trs; do
+    echo "---- ${trs%.trs}.log: its FAIL lines, each with what followed it"
+    grep -A 12 "^FAIL: " "${trs%.trs}.log" | head -n 80
+    echo "---- ${trs%.trs}.log: its last 25 lines"
+    tail -n 25 "${trs%.trs}.log"
+  done >>"$failures"
 }
 
 status=0
@@ -72,6 +80,11 @@ echo "run-all: clang build and cmocka suites"
 cmocka_pass clang env CC=clang "$ci/src/configure" -q --enable-werror
 read -r p3 f3 s3 < <(summ "$ci/clang/test-suite.log")
 
+if [ -s "$failures" ]; then
+  echo
+  echo "run-all: the failed tests' logs:"
+  cat "$failures"
+fi
 echo
 echo "$((p1 + p2 + p3)) passed, $((f1 + f2 + f3)) failed, $((s1 + s2 + s3)) skipped"
 [ $status = 0 ] && [ $((f1 + f2 + f3)) = 0 ]
