@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -785,6 +786,17 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* The mask a worker starts with (it inherits its creator's): every
+ * asynchronous signal blocked, so the host's handlers run on the host's
+ * threads; the synchronous ones a fault raises stay deliverable. */
+static void worker_sigmask(sigset_t *set) {
+  sigfillset(set);
+  static const int sync_signals[] = {SIGSEGV, SIGBUS,  SIGFPE,
+                                     SIGILL,  SIGTRAP, SIGSYS};
+  for (size_t i = 0; i < sizeof(sync_signals) / sizeof(sync_signals[0]); i++)
+    sigdelset(set, sync_signals[i]);
+}
+
 static int worker_start(dp_sched_t *s, size_t k) {
   worker_t *w = &s->workers[k];
   worker_arg_t *a = malloc(sizeof(*a));
@@ -795,10 +807,14 @@ static int worker_start(dp_sched_t *s, size_t k) {
   pthread_mutex_lock(&s->lock);
   char name[16];
   snprintf(name, sizeof(name), "diskprobe#%zu", k);
+  sigset_t block, old;
+  worker_sigmask(&block);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
   int rc = w->started ? 0
            : s->c.thread_create == NULL
                ? pthread_create(&w->thread, NULL, worker_main, a)
                : s->c.thread_create(&w->thread, worker_main, a, name);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc == 0 && !w->started)
     w->started = 1;
   else

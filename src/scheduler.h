@@ -51,9 +51,15 @@
  *   once instead of flapping FAILURE/OKAY every round.
  *
  * Threads and ownership
- *   dp_sched_start() runs one thread per worker; events are delivered from
- *   those threads, without the scheduler's lock held, so the callback must
- *   be thread-safe and must not call back into the scheduler except
+ *   dp_sched_start() runs one thread per worker. Workers block every
+ *   asynchronous signal (all but the synchronous SIGSEGV, SIGBUS, SIGFPE,
+ *   SIGILL, SIGTRAP and SIGSYS; the caller's own mask is restored), so a
+ *   signal sent to the process -- collectd's SIGTERM, SIGINT, SIGHUP or
+ *   SIGUSR1 -- runs its handler on the host's threads, never on a worker
+ *   waiting in io_getevents (where the handler's writes would race with
+ *   the host's main loop). Events are delivered from the worker threads,
+ *   without the scheduler's lock held, so the callback must be thread-safe
+ *   and must not call back into the scheduler except
  *   dp_sched_target_state(). Samples are queued (queue_len per probe; the
  *   oldest is dropped when a consumer falls behind) and taken by
  *   dp_sched_take() from any thread. Without dp_sched_start(), tests drive

@@ -6,6 +6,7 @@
 #     target and device, and stalled = 1 in the RRD;
 #   - the other, healthy target keeps dispatching throughout;
 #   - the throttle lifted: the OKAY notification, stalled = 0, probing resumes;
+#   - the probe workers block the signals collectd handles;
 #   - throttled again and collectd stopped while the disk hangs: the
 #     plugin's shutdown returns within Timeout + 5 s (its own log line), and
 #     the process exits once the kernel has finished the in-flight I/O.
@@ -86,6 +87,24 @@ grep -q "device loop[0-9]* recovered" "$log" && pass "recovery logged" || fail "
 iops=$(rrd_last "$rrd/diskprobe-slow/operations_per_second-randread-qd8.rrd")
 num_cmp "$iops" '>' 100 &&
   pass "probing resumed on the recovered disk ($iops IOPS)" || fail "no probe after recovery (iops $iops)"
+
+# The probe workers block the signals collectd handles (SIGHUP 1, SIGINT 2,
+# SIGUSR1 10, SIGTERM 15), so collectd's handlers run on its own threads and
+# never on a worker waiting in io_getevents.
+blocks() { (((16#$1 >> ($2 - 1)) & 1)); } # blocks SIGBLK-HEX SIGNUM
+nw=0
+for task in /proc/"$pid"/task/*; do
+  case $(cat "$task/comm" 2>/dev/null) in diskprobe*) ;; *) continue ;; esac
+  nw=$((nw + 1))
+  blk=$(awk '/^SigBlk:/{print $2}' "$task/status")
+  for sig in 1 2 10 15; do
+    blocks "$blk" $sig || fail "worker $(cat "$task/comm") (task ${task##*/}) does not block signal $sig (SigBlk $blk)"
+  done
+done
+[ "$nw" -ge 2 ] && pass "the $nw probe workers block SIGHUP, SIGINT, SIGUSR1 and SIGTERM" ||
+  fail "$nw diskprobe worker threads found in collectd (2 expected)"
+mb=$(awk '/^SigBlk:/{print $2}' /proc/"$pid"/status)
+blocks "$mb" 15 && fail "collectd's main thread blocks SIGTERM (SigBlk $mb): the mask leaked to the caller"
 
 # Shutdown while the disk hangs.
 throttle "$cg" "$slow" read_iops 1

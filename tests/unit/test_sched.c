@@ -5,8 +5,8 @@
  * arithmetic, the results queue, a round that overran, no probe while a
  * disk is stalled and its recovery, a Timeout too short for the disk said
  * once instead of flapping, layouts splayed over the first interval, a
- * Device that appears after start, and shutdown with a worker stuck in the
- * kernel. The real path (the real
+ * Device that appears after start, shutdown with a worker stuck in the
+ * kernel, and workers that block the host's signals. The real path (the real
  * collectd on throttled loop devices) is tests/shell/collectd_*.sh.
  */
 #define _GNU_SOURCE
@@ -16,6 +16,7 @@
 #include <libaio.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -641,6 +642,62 @@ static void test_threads_deliver_and_stop(void **state) {
   dp_sched_free(s);
 }
 
+/* A thread_create hook that records the signal mask each worker starts
+ * with (the mask it inherited), then runs the worker. */
+static struct {
+  void *(*start)(void *);
+  void *arg;
+  sigset_t mask;
+  int recorded;
+} tramp;
+
+static void *trampoline(void *unused) {
+  (void)unused;
+  pthread_sigmask(SIG_SETMASK, NULL, &tramp.mask);
+  __atomic_store_n(&tramp.recorded, 1, __ATOMIC_SEQ_CST);
+  return tramp.start(tramp.arg);
+}
+
+static int record_mask_create(pthread_t *thread, void *(*start)(void *),
+                              void *arg, const char *name) {
+  (void)name;
+  tramp.start = start;
+  tramp.arg = arg;
+  return pthread_create(thread, NULL, trampoline, NULL);
+}
+
+/* A process-directed signal (collectd's SIGTERM) must run its handler on
+ * the host's threads: a worker starts with every asynchronous signal
+ * blocked and the synchronous ones deliverable, and the caller's own mask
+ * is as it was. */
+static void test_workers_block_signals(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("a", "a", 0, "1", "1");
+  dp_sched_conf_t c = sconf();
+  c.now_ns = NULL;
+  c.thread_create = record_mask_create;
+  sigset_t before, after;
+  pthread_sigmask(SIG_SETMASK, NULL, &before);
+  assert_false(sigismember(&before, SIGTERM));
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  assert_int_equal(dp_sched_start(s), 0);
+  assert_true(dp_sched_wait(s, dp_now_ns() + S(30)));
+  assert_true(__atomic_load_n(&tramp.recorded, __ATOMIC_SEQ_CST));
+  const int async[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,
+                       SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM};
+  for (size_t i = 0; i < sizeof(async) / sizeof(async[0]); i++)
+    assert_true(sigismember(&tramp.mask, async[i]));
+  const int sync[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+  for (size_t i = 0; i < sizeof(sync) / sizeof(sync[0]); i++)
+    assert_false(sigismember(&tramp.mask, sync[i]));
+  pthread_sigmask(SIG_SETMASK, NULL, &after);
+  for (int sig = 1; sig < SIGRTMIN; sig++)
+    assert_int_equal(sigismember(&after, sig), sigismember(&before, sig));
+  assert_int_equal(dp_sched_stop(s), 0);
+  dp_sched_free(s);
+}
+
 /* Kept reachable: a scheduler with a worker left behind is not freed. */
 static dp_sched_t *hung_sched;
 
@@ -687,6 +744,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_device_appears_after_start, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_threads_deliver_and_stop, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_workers_block_signals, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_stop_leaves_hung_worker, setup,
                                       teardown),
