@@ -316,19 +316,14 @@ int dp_cmd_watch(int argc, char **argv) {
     goto done;
   }
 
-  /* Workers inherit a mask without SIGINT/SIGTERM: only this thread stops
-   * on them, and probes never see EINTR from a Ctrl-C. */
-  sigset_t stopsigs, old;
-  sigemptyset(&stopsigs);
-  sigaddset(&stopsigs, SIGINT);
-  sigaddset(&stopsigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stopsigs, &old);
+  /* The scheduler's workers block SIGINT/SIGTERM (every asynchronous
+   * signal): only this thread stops on them, and probes never see EINTR
+   * from a Ctrl-C. */
   rc = dp_sched_start(s);
   struct sigaction sa = {.sa_handler = watch_on_signal};
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc < 0) {
     fprintf(stderr, "diskprobe watch: cannot start the scheduler: %s\n",
             strerror(-rc));
