@@ -12,7 +12,8 @@ the whole record (the detector's own numbers, not a re-implementation):
   day-long    the least 6-hour block median of 24 h    (>= day_ratio)
 
 (the persistent rules only where the 2-hour score was >= long_ratio, as
-the detector requires). Over the unlabelled drives that is the null: how
+the detector requires). The thresholds are the ones the detector ran with,
+from the trace's conf line: its defaults, or the flags passed after --. Over the unlabelled drives that is the null: how
 close healthy drives come to each threshold. It prints, per rule, the
 healthy drives' largest figure and the margin to the threshold, the
 labelled drives' smallest (the separation), and an extrapolation: the
@@ -41,19 +42,28 @@ import fsrun
 
 # trace fields after "trace HOST DISK": TS WINDOW SCORE LONG Z PERSIST DAY ..
 F_TS, F_SCORE, F_PERSIST, F_DAY = 0, 2, 5, 6
-RULES = [("fast", F_SCORE, "flag_ratio", 1.9),
-         ("persistent", F_PERSIST, "persist_ratio", 1.25),
-         ("day-long", F_DAY, "day_ratio", 1.14)]
-LONG_RATIO = 1.1
+# each rule: its figure's field and the detector parameter it is compared
+# with (read from the trace's "conf HOST key=value ..." line: the values
+# the detector ran with, defaults or flags)
+RULES = [("fast", F_SCORE, "flag_ratio"),
+         ("persistent", F_PERSIST, "persist_ratio"),
+         ("day-long", F_DAY, "day_ratio")]
 
 
 def trace_host(diskprobe, hostdir, extra):
     out = fsrun.failslow(diskprobe, ["--trace"] + extra, hostdir)
-    best, hours, last_ts, step = {}, {}, {}, None
+    best, hours, last_ts, step, conf = {}, {}, {}, None, None
     for line in out.splitlines():
         f = line.split()
+        if len(f) >= 2 and f[0] == "conf":
+            conf = {k: float(v) for k, v in
+                    (kv.split("=", 1) for kv in f[2:])}
+            continue
         if len(f) < 12 or f[0] != "trace":
             continue
+        if conf is None:
+            raise RuntimeError("%s: a trace line before the conf line"
+                               % hostdir)
         disk = f[2]
         v = [float(x) for x in f[3:10]]
         ts = v[F_TS]
@@ -63,15 +73,17 @@ def trace_host(diskprobe, hostdir, extra):
         last_ts[disk] = ts
         b = best.setdefault(disk, [-math.inf] * len(RULES))
         n = hours.setdefault(disk, [0] * len(RULES))
-        for k, (_, field, _, _) in enumerate(RULES):
+        for k, (_, field, _) in enumerate(RULES):
             x = v[field]
             if math.isnan(x):
                 continue
             n[k] += 1  # an hour in which the rule could fire
-            if field != F_SCORE and not v[F_SCORE] >= LONG_RATIO:
+            if field != F_SCORE and not v[F_SCORE] >= conf["long_ratio"]:
                 continue
             b[k] = max(b[k], x)
-    return best, hours, step or 300.0
+    if conf is None:
+        raise RuntimeError("%s: no conf line in the trace" % hostdir)
+    return best, hours, step or 300.0, conf
 
 
 def fit_tail(values, frac):
@@ -103,12 +115,6 @@ def main():
     if "cluster_C" in clusters:
         print("false_alarms: cluster C is held out", file=sys.stderr)
         return 2
-    thresholds = {r[0]: r[3] for r in RULES}
-    for flag, rule in (("--flag-ratio", "fast"),
-                       ("--persist-ratio", "persistent"),
-                       ("--day-ratio", "day-long")):
-        if flag in a.extra:
-            thresholds[rule] = float(a.extra[a.extra.index(flag) + 1])
     grids = []
     for g in a.grid:
         try:
@@ -129,6 +135,7 @@ def main():
     slow = [[] for _ in RULES]
     hours = [0.0] * len(RULES)
     ndrives = 0
+    thresholds = None
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
         futs = {ex.submit(trace_host, a.diskprobe,
                           os.path.join(a.data, c, h), a.extra): (c, h)
@@ -136,10 +143,17 @@ def main():
         for fu in concurrent.futures.as_completed(futs):
             c, h = futs[fu]
             try:
-                best, nwin, step = fu.result()
+                best, nwin, step, conf = fu.result()
             except RuntimeError as e:
                 print("false_alarms: %s" % e, file=sys.stderr)
                 return 2
+            t = {name: conf[key] for name, _, key in RULES}
+            if thresholds is not None and t != thresholds:
+                print("false_alarms: %s/%s ran with thresholds %s, other "
+                      "hosts with %s (their intervals differ)" %
+                      (c, h, t, thresholds), file=sys.stderr)
+                return 2
+            thresholds = t
             for disk, b in best.items():
                 is_slow = (c, h, disk) in labels
                 ndrives += 0 if is_slow else 1
@@ -147,6 +161,9 @@ def main():
                     (slow if is_slow else healthy)[k].append(b[k])
                     if not is_slow:
                         hours[k] += nwin[disk][k] * step / 3600.0
+    if thresholds is None:
+        print("false_alarms: no host under %s" % a.data, file=sys.stderr)
+        return 2
     print("%d unlabelled drives, %d labelled, clusters %s" %
           (ndrives, len(slow[0]), ",".join(c[8:] for c in clusters)))
     print("| rule | threshold | healthy largest | margin | labelled "
@@ -154,7 +171,7 @@ def main():
           "drive-year (extrapolated) | per 1,000 drives a year |")
     print("|---|---|---|---|---|---|---|---|")
     fits = []
-    for k, (name, _, _, _) in enumerate(RULES):
+    for k, (name, _, _) in enumerate(RULES):
         hv = [x for x in healthy[k] if x > -math.inf]
         sv = [x for x in slow[k] if x > -math.inf]
         thr = thresholds[name]

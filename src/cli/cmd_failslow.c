@@ -20,9 +20,12 @@
  * is first flagged, {"host":..., "disk":..., "first_flag_ts":...,
  * "slowdown":...}, and nothing else; text prints flags and clears in words
  * and a line per host (--drives: a line per drive with its largest score;
- * --trace: at every window closed, a line per drive "trace HOST DISK TS
- * WINDOW_SLOWDOWN SCORE LONG_SCORE LONG_Z PERSIST DAY PEERS FLAGGED", the
- * verdict's fields, for studying the rules: contrib/failslow/).
+ * --trace: first a line per host "conf HOST step=S window_steps=N ...
+ * flag_ratio=R ... day_ratio=R", the detector's parameters as it ran
+ * (defaults scaled to the interval, then the flags), then at every window
+ * closed a line per drive "trace HOST DISK TS WINDOW_SLOWDOWN SCORE
+ * LONG_SCORE LONG_Z PERSIST DAY PEERS FLAGGED", the verdict's fields, for
+ * studying the rules: contrib/failslow/).
  * Exit 0 when the input was read, 2 on bad usage or unreadable input (one
  * line on stderr).
  *
@@ -396,6 +399,13 @@ static int run_host(const opts_t *o, host_t *h, const char *dir) {
     first[i] = -1;
     maxs[i] = NAN;
   }
+  if (o->trace && !o->json)
+    printf("conf %s step=%lld window_steps=%u score_windows=%u "
+           "long_windows=%u day_windows=%u flag_ratio=%g clear_ratio=%g "
+           "long_ratio=%g long_z=%g persist_ratio=%g day_ratio=%g\n",
+           host, (long long)step, c.window_steps, c.score_windows,
+           c.long_windows, c.day_windows, c.flag_ratio, c.clear_ratio,
+           c.long_ratio, c.long_z, c.persist_ratio, c.day_ratio);
   int64_t t0 = h->rows[0].ts, prev = t0;
   unsigned flagged = 0;
   uint64_t steps = 0;

@@ -4,7 +4,8 @@
 # counts a found, a missed and a falsely flagged drive as such; inject.py
 # finds 3x slowdowns injected into healthy drives, with and without
 # --peer-ratio, and refuses the held-out cluster C; false_alarms.py reports
-# the healthy and labelled drives' largest figures and the margin.
+# the healthy and labelled drives' largest figures and the margin, against
+# the thresholds the detector ran with.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
@@ -77,5 +78,16 @@ PY
 else
   fail "false_alarms.py: rc $rc: $(cat "$d/fa" "$d/err")"
 fi
+# the thresholds are the detector's as it ran (its trace's conf line), so a
+# flag passed through moves them
+python3 "$cf/false_alarms.py" --diskprobe "$DISKPROBE" --data "$d/data" --clusters A,J \
+  -- --flag-ratio 2.5 --day-ratio 1.3 >"$d/fa2" 2>"$d/err"
+rc=$?
+fast=$(awk -F'|' '$2 ~ /^ fast / {gsub(/ /, "", $3); print $3}' "$d/fa2")
+day=$(awk -F'|' '$2 ~ /^ day-long / {gsub(/ /, "", $3); print $3}' "$d/fa2")
+pers=$(awk -F'|' '$2 ~ /^ persistent / {gsub(/ /, "", $3); print $3}' "$d/fa2")
+[ $rc = 0 ] && [ "$fast" = 2.50 ] && [ "$day" = 1.30 ] && [ "$pers" = 1.25 ] &&
+  pass "false_alarms.py takes the thresholds the detector ran with (--flag-ratio 2.5 --day-ratio 1.3: $fast, $pers, $day)" ||
+  fail "false_alarms.py with --flag-ratio 2.5 --day-ratio 1.3: rc $rc, thresholds '$fast' '$pers' '$day': $(cat "$d/err")"
 
 finish failslow_study
