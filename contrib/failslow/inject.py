@@ -24,12 +24,19 @@ up F times its peers rather than F times itself: healthy drives sit at
 0.93-1.05x their peers (5th to 99th percentile in A and J), and 1.2x on a
 drive that was 0.93x makes a drive only 1.12x its peers.
 
+With --closed-loop the drive's throughput is also divided by the factor:
+a workload that keeps a fixed number of I/Os in flight on each drive
+(Little's law: throughput = in flight / latency) moves less data through a
+slower drive, so the model sees a slow drive that is also less busy, where
+its peers' curve expects a lower latency. Without it the drive is slower
+at the load it had (an open-loop workload, or one balanced by the host).
+
 Factor 1 is the unmodified data: its false positives are the detector's
 false alarms on the tuning clusters. Python standard library only.
 
   python3 contrib/failslow/inject.py --diskprobe build/src/cli/diskprobe \\
       --data /tmp/kratos/data [--clusters A,J] [--factors 1,1.15,1.2,1.3] \\
-      [--per-host 2] [--peer-ratio] [--jobs 2] [--list] \
+      [--per-host 2] [--peer-ratio] [--closed-loop] [--jobs 2] [--list] \\
       [-- extra diskprobe failslow flags]
 
 Exit 0 after printing the table; 2 on bad usage or a failed run.
@@ -66,10 +73,12 @@ def read_host(hostdir):
     return days, sorted(drives), sorted(times)
 
 
-def write_copy(days, disk, factor, outdir):
+def write_copy(days, disk, factor, outdir, closed_loop=False):
+    """The day files with disk's latency times factor (and, closed_loop,
+    its throughput divided by it)."""
     for name, header, rows in days:
         idx = {k: i for i, k in enumerate(header)}
-        di, li = idx["disk_id"], idx["latency"]
+        di, li, ti = idx["disk_id"], idx["latency"], idx["throughput"]
         with open(os.path.join(outdir, name), "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(header)
@@ -78,6 +87,8 @@ def write_copy(days, disk, factor, outdir):
                     try:
                         row = list(row)
                         row[li] = repr(float(row[li]) * factor)
+                        if closed_loop:
+                            row[ti] = repr(float(row[ti]) / factor)
                     except ValueError:
                         pass
                 w.writerow(row)
@@ -118,7 +129,7 @@ def study_host(a, cluster, host, factors, labels, scratch):
         for d in (picks if f != 1.0 else [None]):
             tmp = tempfile.mkdtemp(prefix="inject-", dir=scratch)
             try:
-                write_copy(days, d, f / base.get(d, 1.0), tmp)
+                write_copy(days, d, f / base.get(d, 1.0), tmp, a.closed_loop)
                 flags = run(a.diskprobe, tmp, a.extra)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -140,6 +151,8 @@ def main():
     ap.add_argument("--per-host", type=int, default=2)
     ap.add_argument("--peer-ratio", action="store_true",
                     help="make the drive F times its peers, not itself")
+    ap.add_argument("--closed-loop", action="store_true",
+                    help="also divide the drive's throughput by F")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--list", action="store_true",
                     help="print every miss and false positive")

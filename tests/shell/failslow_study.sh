@@ -2,10 +2,11 @@
 # failslow_study.sh - the fail-slow study scripts of contrib/failslow on a
 # small generated data directory in the kratos-failslow layout: evaluate.py
 # counts a found, a missed and a falsely flagged drive as such; inject.py
-# finds 3x slowdowns injected into healthy drives, with and without
-# --peer-ratio, and refuses the held-out cluster C; false_alarms.py reports
-# the healthy and labelled drives' largest figures and the margin, against
-# the thresholds the detector ran with.
+# finds 3x slowdowns injected into healthy drives (on latency alone, with
+# --peer-ratio, and with --closed-loop) and no other drive, and refuses the
+# held-out cluster C; false_alarms.py reports the healthy and labelled
+# drives' largest figures and the margin, against the thresholds the
+# detector ran with.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
@@ -40,7 +41,7 @@ fi
 # the labelled healthy drive
 rm -r "$d/data/cluster_A/host_3"
 printf 'cluster,host_name,workload,disk_id,\ncluster_A,host_1,x,disk4,\n' >"$d/data/slow_drive_info.csv"
-for mode in "" --peer-ratio; do
+for mode in "" --peer-ratio --closed-loop; do
   python3 "$cf/inject.py" --diskprobe "$DISKPROBE" --data "$d/data" \
     --clusters A,J --factors 1,3 --per-host 2 $mode --list >"$d/inj" 2>"$d/err"
   rc=$?
