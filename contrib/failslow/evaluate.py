@@ -16,7 +16,6 @@ needed). Python standard library only.
 --held-out names clusters reported apart (and left out of "tuned on").
 Exit 0 after printing the table; 2 on bad usage or a failed run.
 """
-import argparse
 import concurrent.futures
 import json
 import os
@@ -37,16 +36,10 @@ def fmt_h(seconds):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--diskprobe", required=True)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--clusters", default="A,J,C",
-                    help="cluster letters or names, comma-separated")
+    ap = fsrun.parser(__doc__, "A,J,C")
     ap.add_argument("--held-out", default="C")
-    ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--list", action="store_true",
                     help="print every false positive and missed drive")
-    ap.add_argument("extra", nargs="*", help="flags for diskprobe failslow")
     a = ap.parse_args()
     clusters = fsrun.cluster_names(a.clusters)
     held = set(fsrun.cluster_names(a.held_out))

@@ -32,7 +32,6 @@ data: its order of magnitude is the result, not its digits.
 in steps of 0.01 (the choice of a threshold, visible). Standard library
 only. Exit 0 after printing; 2 on bad usage or a failed run.
 """
-import argparse
 import concurrent.futures
 import math
 import os
@@ -102,18 +101,12 @@ def fit_tail(values, frac):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--diskprobe", required=True)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--clusters", default="A,J")
+    ap = fsrun.parser(__doc__, "A,J")
     ap.add_argument("--tail", type=float, default=0.1)
     ap.add_argument("--grid", action="append", default=[])
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("extra", nargs="*", help="flags for diskprobe failslow")
     a = ap.parse_args()
-    clusters = fsrun.cluster_names(a.clusters)
-    if "cluster_C" in clusters:
-        print("false_alarms: cluster C is held out", file=sys.stderr)
+    clusters = fsrun.tuning_clusters(a.clusters, "false_alarms")
+    if clusters is None:
         return 2
     grids = []
     for g in a.grid:

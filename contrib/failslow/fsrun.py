@@ -1,11 +1,39 @@
-"""fsrun.py - what the fail-slow study scripts share: running `diskprobe
+"""fsrun.py - what the fail-slow study scripts share: their common
+arguments and the refusal of the held-out cluster, running `diskprobe
 failslow` over one host directory, the labelled drives of a kratos-failslow
 style data directory, and the hours of samples before a flag. Standard
 library only."""
+import argparse
 import bisect
 import csv
 import os
 import subprocess
+import sys
+
+
+def parser(doc, clusters):
+    """An ArgumentParser with what every study script takes: --diskprobe,
+    --data, --clusters (default CLUSTERS), --jobs and the extra flags for
+    diskprobe failslow (after --). The script adds its own."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--diskprobe", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--clusters", default=clusters,
+                    help="cluster letters or names, comma-separated")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("extra", nargs="*", help="flags for diskprobe failslow")
+    return ap
+
+
+def tuning_clusters(arg, prog):
+    """cluster_names(arg), or None after one line on stderr when it names
+    the held-out cluster C (the scripts that study the rules refuse it)."""
+    clusters = cluster_names(arg)
+    if "cluster_C" in clusters:
+        print("%s: cluster C is held out; study A and J" % prog,
+              file=sys.stderr)
+        return None
+    return clusters
 
 
 def failslow(diskprobe, args, hostdir):

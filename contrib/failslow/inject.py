@@ -41,7 +41,6 @@ false alarms on the tuning clusters. Python standard library only.
 
 Exit 0 after printing the table; 2 on bad usage or a failed run.
 """
-import argparse
 import concurrent.futures
 import csv
 import json
@@ -143,24 +142,18 @@ def study_host(a, cluster, host, factors, labels, scratch):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--diskprobe", required=True)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--clusters", default="A,J")
+    ap = fsrun.parser(__doc__, "A,J")
     ap.add_argument("--factors", default="1,1.15,1.2,1.3,1.5,2")
     ap.add_argument("--per-host", type=int, default=2)
     ap.add_argument("--peer-ratio", action="store_true",
                     help="make the drive F times its peers, not itself")
     ap.add_argument("--closed-loop", action="store_true",
                     help="also divide the drive's throughput by F")
-    ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--list", action="store_true",
                     help="print every miss and false positive")
-    ap.add_argument("extra", nargs="*", help="flags for diskprobe failslow")
     a = ap.parse_args()
-    clusters = fsrun.cluster_names(a.clusters)
-    if "cluster_C" in clusters:
-        print("inject: cluster C is held out; study A and J", file=sys.stderr)
+    clusters = fsrun.tuning_clusters(a.clusters, "inject")
+    if clusters is None:
         return 2
     try:
         factors = sorted({float(x) for x in a.factors.split(",") if x})
