@@ -47,11 +47,16 @@ int dp_devview_new(dp_devview_t **out, const char *path, size_t max_devices) {
   return 0;
 }
 
-int dp_devview_watch(dp_devview_t *v, const char *pattern) {
+int dp_devview_glob_check(const char *pattern) {
   if (pattern[0] == '\0' || strchr(pattern, '/') != NULL)
     return -EINVAL;
-  if (strlen(pattern) >= DP_DISKSTATS_NAME_MAX)
-    return -ENAMETOOLONG;
+  return strlen(pattern) >= DP_DISKSTATS_NAME_MAX ? -ENAMETOOLONG : 0;
+}
+
+int dp_devview_watch(dp_devview_t *v, const char *pattern) {
+  int rc = dp_devview_glob_check(pattern);
+  if (rc < 0)
+    return rc;
   for (size_t i = 0; i < v->npatterns; i++)
     if (strcmp(v->patterns[i], pattern) == 0)
       return 0;

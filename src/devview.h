@@ -33,6 +33,8 @@ void dp_devview_set_sysroot(dp_devview_t *v, const char *sysroot);
  * a pattern already watched is ignored. -EINVAL for "" or a path (a '/'),
  * -ENAMETOOLONG, -ENOMEM. */
 int dp_devview_watch(dp_devview_t *v, const char *pattern);
+/* The same checks without watching: 0, -EINVAL, -ENAMETOOLONG. */
+int dp_devview_glob_check(const char *pattern);
 size_t dp_devview_npatterns(const dp_devview_t *v);
 
 /* Where the probes' completed I/O on device `name` is counted (live

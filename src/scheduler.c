@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#define UNRESOLVED_DISK "?"
+#define UNRESOLVED_DISK DP_SCHED_DISK_UNRESOLVED
 
 typedef struct {
   dp_probe_conf_t conf;

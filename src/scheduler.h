@@ -88,6 +88,9 @@
 
 typedef struct dp_sched dp_sched_t;
 
+/* The disk of the worker that holds targets whose disk is not known yet. */
+#define DP_SCHED_DISK_UNRESOLVED "?"
+
 typedef enum {
   DP_SCHED_WORKER_STARTED, /* disk, ntargets: a worker thread runs */
   DP_SCHED_OPENED,         /* target opened; laid_out, recovered */

@@ -1,25 +1,30 @@
 /*
- * cmd_replay.c - `diskprobe replay`: recorded rounds through the health
- * rules the plugin runs (health.h), printing when each rule fires.
+ * cmd_replay.c - `diskprobe replay`: recorded rounds through the judging
+ * part of the plugin's pipeline (monitor.h: dp_monitor_feed, the same
+ * call the plugin and `watch` make for every probe result), printing when
+ * the verdict changes.
  *
- *   diskprobe replay [--format text|json] [--media CLASS] [--arm-rounds N]
- *                    [--horizon-rounds N] FILE...
+ *   diskprobe replay [--format text|json] [--every-round] [--media CLASS]
+ *                    [--arm-rounds N] [--horizon-rounds N] FILE...
  *
  * FILE holds JSON lines as `diskprobe watch --format json` prints them
- * (at least the keys target, probe, round, iops, latency_s.p50,
- * latency_s.mean, stalled; errors.io and errors.short if present); "-" is
- * standard input. Lines are taken in file order, a target's round ends
- * when its next round begins. Each target's probes are those of its first
- * round, in order.
+ * (probe lines: at least the keys target, probe, round, iops,
+ * latency_s.p50, latency_s.mean, stalled; ops, errors.io and errors.short
+ * if present); "-" is standard input. Watch's verdict lines give a
+ * target's media class, model and ceiling (else --media, no model, the
+ * class's ceiling); its device-view lines are skipped. Lines are taken in
+ * file order, a target's round ends when its next round begins. Each
+ * target's probes are those of its first round, in order.
  *
- * Output: one line (text) or object (json) per health transition, then a
- * summary per target: rounds, the round it armed at, warnings, failures,
- * rounds spent at warning or worse. Exit 0 when the input was read, 2 on
- * bad usage or unreadable input (one line on stderr).
+ * Output: one line (text) or object (json) per health transition (with
+ * --every-round, per round), then a summary per target: rounds, the round
+ * it armed at, warnings, failures, rounds spent at warning or worse. Exit 0
+ * when the input was read, 2 on bad usage or unreadable input (one line on
+ * stderr).
  */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "health.h"
+#include "monitor.h"
 #include "units.h"
 
 #include <errno.h>
@@ -32,18 +37,25 @@
 #define REPLAY_TARGETS_MAX 64
 
 typedef struct {
-  char target[DP_NAME_MAX], probe[DP_NAME_MAX];
-  uint64_t round;
+  char target[PATH_MAX], probe[DP_NAME_MAX];
+  uint64_t round, ops;
   double time, iops, p50, mean;
   int stalled;
   uint64_t errors;
+  int verdict; /* a watch verdict line: media, model, ceiling below */
+  char media[16], model[64];
+  double ceiling_s;
 } rec_t;
 
 typedef struct {
-  char name[DP_NAME_MAX];
+  char name[PATH_MAX];
   char probes[DP_HEALTH_PROBES_MAX][DP_NAME_MAX];
   size_t nprobes;
   int probes_known; /* its first round has ended */
+  int described;    /* media, model and ceiling from a verdict line */
+  dp_media_t media;
+  char model[64];
+  double ceiling_s;
   uint64_t rounds, armed_at, warnings, failures, bad_rounds;
 } tgt_t;
 
@@ -82,10 +94,24 @@ static int jstr(const char *line, const char *key, char *out, size_t len) {
   return *p == '"' ? 0 : -1;
 }
 
+/* 1 for a device-view line (skipped), 0 for a probe result or a verdict,
+ * -1 for anything else. */
 static int parse_line(const char *line, rec_t *r) {
   memset(r, 0, sizeof(*r));
-  if (jstr(line, "target", r->target, sizeof(r->target)) < 0 ||
-      jstr(line, "probe", r->probe, sizeof(r->probe)) < 0)
+  if (strstr(line, "\"device_view\":") != NULL)
+    return 1;
+  if (jstr(line, "target", r->target, sizeof(r->target)) < 0)
+    return -1;
+  const char *vd = strstr(line, "\"verdict\":{");
+  if (vd != NULL) {
+    r->verdict = 1;
+    r->round = (uint64_t)jnum(line, NULL, "round");
+    r->ceiling_s = jnum(line, vd, "ceiling_s");
+    jstr(vd, "media", r->media, sizeof(r->media));
+    jstr(vd, "model", r->model, sizeof(r->model));
+    return 0;
+  }
+  if (jstr(line, "probe", r->probe, sizeof(r->probe)) < 0)
     return -1;
   double round = jnum(line, NULL, "round");
   const char *lat = strstr(line, "\"latency_s\":{");
@@ -96,6 +122,9 @@ static int parse_line(const char *line, rec_t *r) {
   r->iops = jnum(line, NULL, "iops");
   r->p50 = jnum(line, lat, "p50");
   r->mean = jnum(line, lat, "mean");
+  /* older recordings have no "ops": a probe with IOPS did I/O */
+  double ops = jnum(line, NULL, "ops");
+  r->ops = ops >= 0 ? (uint64_t)ops : r->iops > 0;
   r->stalled = strstr(line, "\"stalled\":true") != NULL;
   const char *errs = strstr(line, "\"errors\":{");
   if (errs != NULL) {
@@ -129,7 +158,10 @@ static int read_all(const char *path, rec_t **recs, size_t *n, size_t *cap) {
       *recs = nr;
       *cap = nc;
     }
-    if (parse_line(line, &(*recs)[*n]) < 0) {
+    int kind = parse_line(line, &(*recs)[*n]);
+    if (kind == 1)
+      continue;
+    if (kind < 0) {
       fprintf(stderr,
               "diskprobe replay: %s: line %lu is not a probe result of "
               "`diskprobe watch --format json`\n",
@@ -157,113 +189,144 @@ static tgt_t *find_tgt(tgt_t *t, size_t *nt, const char *name) {
   return x;
 }
 
-static void print_transition(int json, const tgt_t *t, const rec_t *r,
-                             const dp_health_verdict_t *v, const char *words) {
-  if (json) {
+typedef struct {
+  int json, every_round;
+  tgt_t *t;
+} replay_t;
+
+/* Every judged round: counted; printed when the verdict changed (or with
+ * --every-round). */
+static void replay_verdict(const dp_monitor_verdict_t *mv, void *arg) {
+  replay_t *rp = arg;
+  tgt_t *t = &rp->t[mv->target];
+  const dp_health_verdict_t *v = mv->v;
+  t->rounds++;
+  if (v->armed && !t->armed_at)
+    t->armed_at = t->rounds;
+  if (v->level >= DP_HEALTH_WARNING)
+    t->bad_rounds++;
+  if (v->changed && v->level == DP_HEALTH_WARNING &&
+      v->prev_level == DP_HEALTH_OK)
+    t->warnings++;
+  if (v->changed && v->level == DP_HEALTH_FAILURE)
+    t->failures++;
+  if (!v->changed && !rp->every_round)
+    return;
+  if (rp->json) {
     printf("{\"round\":%llu,\"time\":%.3f,\"target\":",
-           (unsigned long long)r->round, r->time);
+           (unsigned long long)mv->round, (double)mv->time_ns / 1e9);
     dp_cli_json_str(stdout, t->name);
     printf(
         ",\"level\":\"%s\",\"prev\":\"%s\",\"rule\":\"%s\",\"detail\":\"%s\"",
         dp_health_level_name(v->level), dp_health_level_name(v->prev_level),
         dp_health_rule_name(v->why), v->why_detail);
-    if (v->slowdown == v->slowdown)
+    if (isfinite(v->slowdown))
       printf(",\"slowdown\":%.4f", v->slowdown);
     printf(",\"message\":");
-    dp_cli_json_str(stdout, words);
+    dp_cli_json_str(stdout, mv->words);
     printf("}\n");
   } else {
-    printf("round %-6llu %s -> %s: %s\n", (unsigned long long)r->round,
+    printf("round %-6llu %s -> %s: %s\n", (unsigned long long)mv->round,
            dp_health_level_name(v->prev_level), dp_health_level_name(v->level),
-           words);
+           mv->words);
   }
 }
 
-int dp_cmd_replay(int argc, char **argv) {
+static int media_of(const char *name, dp_media_t *out) {
+  for (int m = 0; m < DP_MEDIA_COUNT; m++)
+    if (strcmp(name, dp_media_name((dp_media_t)m)) == 0) {
+      *out = (dp_media_t)m;
+      return 0;
+    }
+  return -1;
+}
+
+/* Options; 0 to go on, else the exit status + 1. */
+static int replay_options(int argc, char **argv, replay_t *rp,
+                          dp_media_t *media, dp_health_conf_t *hc) {
   static const struct option opts[] = {
       {"format", required_argument, NULL, 'f'},
+      {"every-round", no_argument, NULL, 'e'},
       {"media", required_argument, NULL, 'm'},
       {"arm-rounds", required_argument, NULL, 'a'},
       {"horizon-rounds", required_argument, NULL, 'H'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   static const char usage[] =
-      "usage: diskprobe replay [--format text|json] [--media "
-      "nvme|ssd|hdd|virtual|unknown]\n"
+      "usage: diskprobe replay [--format text|json] [--every-round]\n"
+      "                        [--media nvme|ssd|hdd|virtual|unknown]\n"
       "                        [--arm-rounds N] [--horizon-rounds N] FILE...\n";
-  int json = 0, c;
-  dp_media_t media = DP_MEDIA_UNKNOWN;
-  dp_health_conf_t hc;
-  dp_health_conf_init(&hc);
+  int c;
   uint64_t v;
   optind = 1;
   while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
     switch (c) {
     case 'f':
-      if ((json = dp_cli_format(optarg)) < 0) {
+      if ((rp->json = dp_cli_format(optarg)) < 0) {
         fprintf(stderr, "diskprobe replay: --format: text or json\n");
-        return 2;
+        return 3;
       }
       break;
-    case 'm': {
-      int found = 0;
-      for (int m = 0; m < DP_MEDIA_COUNT && !found; m++)
-        if (strcmp(optarg, dp_media_name((dp_media_t)m)) == 0) {
-          media = (dp_media_t)m;
-          found = 1;
-        }
-      if (!found) {
+    case 'e':
+      rp->every_round = 1;
+      break;
+    case 'm':
+      if (media_of(optarg, media) < 0) {
         fprintf(stderr,
                 "diskprobe replay: --media '%s': one of nvme, ssd, "
                 "hdd, virtual, unknown\n",
                 optarg);
-        return 2;
+        return 3;
       }
       break;
-    }
     case 'a':
     case 'H':
       if (dp_parse_uint(optarg, &v) < 0 || v < 1 || v > DP_HEALTH_HORIZON_MAX) {
         fprintf(stderr, "diskprobe replay: --%s '%s': an integer 1 to %u\n",
                 c == 'a' ? "arm-rounds" : "horizon-rounds", optarg,
                 DP_HEALTH_HORIZON_MAX);
-        return 2;
+        return 3;
       }
       if (c == 'a')
-        hc.arm_rounds = (unsigned)v;
+        hc->arm_rounds = (unsigned)v;
       else
-        hc.horizon_rounds = (unsigned)v;
+        hc->horizon_rounds = (unsigned)v;
       break;
     case 'h':
       fputs(usage, stdout);
-      return 0;
+      return 1;
     default:
       fputs(usage, stderr);
-      return 2;
+      return 3;
     }
   }
   if (optind >= argc) {
     fputs(usage, stderr);
-    return 2;
+    return 3;
   }
-  rec_t *recs = NULL;
-  size_t n = 0, cap = 0;
-  for (int i = optind; i < argc; i++)
-    if (read_all(argv[i], &recs, &n, &cap) < 0) {
-      free(recs);
-      return 2;
-    }
+  return 0;
+}
 
-  /* targets and their probes, from their first round */
-  static tgt_t tg[REPLAY_TARGETS_MAX];
-  size_t nt = 0;
+/* Targets and their probes, from their first round; media, model and
+ * ceiling from their first verdict line. -1 past REPLAY_TARGETS_MAX. */
+static int replay_targets(const rec_t *recs, size_t n, tgt_t *tg, size_t *nt,
+                          dp_media_t media) {
   for (size_t i = 0; i < n; i++) {
-    tgt_t *t = find_tgt(tg, &nt, recs[i].target);
+    tgt_t *t = find_tgt(tg, nt, recs[i].target);
     if (t == NULL) {
       fprintf(stderr, "diskprobe replay: more than %d targets\n",
               REPLAY_TARGETS_MAX);
-      free(recs);
-      return 2;
+      return -1;
+    }
+    if (!t->described)
+      t->media = media;
+    if (recs[i].verdict) {
+      if (!t->described && media_of(recs[i].media, &t->media) == 0) {
+        snprintf(t->model, sizeof(t->model), "%s", recs[i].model);
+        t->ceiling_s = isfinite(recs[i].ceiling_s) ? recs[i].ceiling_s : 0;
+      }
+      t->described = 1;
+      continue;
     }
     if (t->probes_known)
       continue;
@@ -275,52 +338,33 @@ int dp_cmd_replay(int argc, char **argv) {
     if (t->nprobes < DP_HEALTH_PROBES_MAX)
       snprintf(t->probes[t->nprobes++], DP_NAME_MAX, "%s", recs[i].probe);
   }
-  dp_health_t *h;
-  if (nt == 0 || dp_health_new(&h, &hc, nt) < 0) {
-    fprintf(stderr, "diskprobe replay: %s\n",
-            nt == 0 ? "no probe results in the input"
-                    : "--arm-rounds is larger than --horizon-rounds");
-    free(recs);
-    return 2;
-  }
-  for (size_t i = 0; i < nt; i++) {
-    const char *names[DP_HEALTH_PROBES_MAX];
-    for (size_t k = 0; k < tg[i].nprobes; k++)
-      names[k] = tg[i].probes[k];
-    dp_health_set_target(h, i, tg[i].name, tg[i].nprobes, names, names, media,
-                         "", 0);
-    tg[i].rounds = 0;
-  }
+  return 0;
+}
 
-  /* feed: a line ends the previous round of its target when its round
-   * number differs; the last round of each target ends at EOF */
+/* Feeds the probe results: a line ends the previous round of its target
+ * when its round number differs; the last round of each target ends at
+ * the end of the input. */
+static void replay_feed(dp_monitor_t *m, const rec_t *recs, size_t n, tgt_t *tg,
+                        size_t nt) {
   uint64_t cur[REPLAY_TARGETS_MAX] = {0};
   int open_round[REPLAY_TARGETS_MAX] = {0};
   const rec_t *last[REPLAY_TARGETS_MAX] = {0};
+  const dp_monitor_obs_t end = {.probe = DP_HEALTH_PROBES_MAX,
+                                .p50_s = NAN,
+                                .mean_s = NAN,
+                                .iops = NAN,
+                                .last_in_round = 1};
   for (size_t i = 0; i <= n; i++) {
+    if (i < n && recs[i].verdict)
+      continue;
     for (size_t ti = 0; ti < nt; ti++) {
       int ends = open_round[ti] &&
                  (i == n || (strcmp(recs[i].target, tg[ti].name) == 0 &&
                              recs[i].round != cur[ti]));
       if (!ends)
         continue;
-      dp_health_verdict_t vd;
-      dp_health_feed(h, ti, DP_HEALTH_PROBES_MAX, NAN, NAN, NAN, 0, 0, 1, &vd);
-      tgt_t *t = &tg[ti];
-      t->rounds++;
-      if (vd.armed && !t->armed_at)
-        t->armed_at = t->rounds;
-      if (vd.level >= DP_HEALTH_WARNING)
-        t->bad_rounds++;
-      if (vd.changed) {
-        if (vd.level == DP_HEALTH_WARNING && vd.prev_level == DP_HEALTH_OK)
-          t->warnings++;
-        if (vd.level == DP_HEALTH_FAILURE)
-          t->failures++;
-        char words[800];
-        dp_health_describe(h, ti, &vd, words, sizeof(words));
-        print_transition(json, t, last[ti], &vd, words);
-      }
+      dp_monitor_feed(m, ti, &end, cur[ti], (uint64_t)(last[ti]->time * 1e9), 0,
+                      NULL);
       open_round[ti] = 0;
     }
     if (i == n)
@@ -332,10 +376,16 @@ int dp_cmd_replay(int argc, char **argv) {
     cur[ti] = recs[i].round;
     open_round[ti] = 1;
     last[ti] = &recs[i];
-    if (k < t->nprobes)
-      dp_health_feed(h, ti, k, recs[i].p50, recs[i].mean, recs[i].iops,
-                     recs[i].stalled, recs[i].errors, 0, NULL);
+    if (k < t->nprobes) {
+      const rec_t *r = &recs[i];
+      dp_monitor_obs_t o = dp_monitor_obs(k, r->ops, r->stalled, r->iops,
+                                          r->p50, r->mean, r->errors, 0);
+      dp_monitor_feed(m, ti, &o, r->round, (uint64_t)(r->time * 1e9), 0, NULL);
+    }
   }
+}
+
+static void replay_summary(int json, const tgt_t *tg, size_t nt) {
   for (size_t i = 0; i < nt; i++) {
     const tgt_t *t = &tg[i];
     if (json) {
@@ -355,7 +405,59 @@ int dp_cmd_replay(int argc, char **argv) {
              (unsigned long long)t->bad_rounds);
     }
   }
-  dp_health_free(h);
+}
+
+int dp_cmd_replay(int argc, char **argv) {
+  replay_t rp = {0};
+  dp_media_t media = DP_MEDIA_UNKNOWN;
+  dp_health_conf_t hc;
+  dp_health_conf_init(&hc);
+  int rc = replay_options(argc, argv, &rp, &media, &hc);
+  if (rc != 0)
+    return rc - 1;
+  rec_t *recs = NULL;
+  size_t n = 0, cap = 0;
+  for (int i = optind; i < argc; i++)
+    if (read_all(argv[i], &recs, &n, &cap) < 0) {
+      free(recs);
+      return 2;
+    }
+  static tgt_t tg[REPLAY_TARGETS_MAX];
+  size_t nt = 0;
+  if (replay_targets(recs, n, tg, &nt, media) < 0) {
+    free(recs);
+    return 2;
+  }
+  dp_monitor_offline_target_t ot[REPLAY_TARGETS_MAX];
+  const char *names[REPLAY_TARGETS_MAX][DP_HEALTH_PROBES_MAX];
+  size_t with_probes = 0;
+  for (size_t i = 0; i < nt; i++) {
+    for (size_t k = 0; k < tg[i].nprobes; k++)
+      names[i][k] = tg[i].probes[k];
+    ot[i] = (dp_monitor_offline_target_t){.name = tg[i].name,
+                                          .nprobes = tg[i].nprobes,
+                                          .probe_names = names[i],
+                                          .media = tg[i].media,
+                                          .model = tg[i].model,
+                                          .ceiling_s = tg[i].ceiling_s};
+    tg[i].rounds = 0;
+    with_probes += tg[i].nprobes > 0;
+  }
+  rp.t = tg;
+  dp_monitor_sink_t sink = {.arg = &rp, .verdict = replay_verdict};
+  dp_monitor_t *m = NULL;
+  if (nt == 0 || with_probes < nt ||
+      dp_monitor_new_offline(&m, &hc, ot, nt, "replay", &sink) < 0) {
+    fprintf(stderr, "diskprobe replay: %s\n",
+            with_probes < nt ? "no probe results in the input"
+            : nt == 0        ? "no probe results in the input"
+                             : "--arm-rounds is larger than --horizon-rounds");
+    free(recs);
+    return 2;
+  }
+  replay_feed(m, recs, n, tg, nt);
+  replay_summary(rp.json, tg, nt);
+  dp_monitor_free(m);
   free(recs);
   return 0;
 }

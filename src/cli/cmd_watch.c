@@ -1,19 +1,28 @@
 /*
- * cmd_watch.c - `diskprobe watch`: the plugin's scheduler, on a terminal.
+ * cmd_watch.c - `diskprobe watch`: the plugin's monitoring pipeline
+ * (monitor.h), on a terminal.
  *
  *   diskprobe watch [--interval 60s] [--count N] [--format text|json]
  *                   [--duty-cycle 2] [--splay] [probe and target flags]
  *                   TARGET...
  *
- * The same scheduler (scheduler.h) and option table as the collectd
- * plugin: one worker per disk, DutyCycle pacing, stall fencing. It prints
- * one line per probe per round per target (text, or one JSON object per
- * line with run's keys plus "time", "probe", "round", "interval_s"), and
- * the scheduler's events (open failures, I/O errors, stalls, a stretched
- * interval) as one line each on stderr. Without probe flags each target
- * runs the plugin's default probe set; with any, the one probe they
- * describe. Splay is off unless --splay: an operator wants the first line
- * now.
+ * The same monitor (monitor.h) and option table as the collectd plugin:
+ * one worker per disk, DutyCycle pacing, stall fencing, the health
+ * verdict, the device view and fail-slow among peers. It prints one line
+ * per probe per round per target (text, or one JSON object per line with
+ * run's keys plus "time", "device", "probe", "round", "interval_s"), then
+ * the target's verdict of that round (text: "verdict" in the probe
+ * column; JSON: an object with "round" and "verdict": level, rule, detail,
+ * armed, slowdown, ceiling_s, media, model, message), and with --format
+ * json every interval one object per device of the device view
+ * ("device_view": the kernel name, the catalogue's figures named
+ * type-type_instance, and for disks in a peer group "failslow" and
+ * "slowdown"). The monitor's log lines (open failures, I/O errors, stalls,
+ * a stretched interval) and notifications (a verdict that changed, a
+ * stall) go to stderr, one line each. Without probe flags each target runs
+ * the plugin's default probe set; with any, the one probe they describe.
+ * Splay is off unless --splay: an operator wants the first line now. No
+ * health state file is read or written.
  *
  * --count N stops once every target has had N rounds (a round that could
  * not open the target, or whose probe the engine refused, counts: it is
@@ -27,8 +36,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "clock.h"
-#include "events.h"
-#include "scheduler.h"
+#include "monitor.h"
 #include "units.h"
 
 #include <errno.h>
@@ -40,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,49 +70,53 @@ typedef struct {
 typedef struct {
   char *const *args; /* the TARGET operands, as given */
   size_t ntargets;
-  pthread_mutex_t lock;   /* the fields below: events come from workers */
+  pthread_mutex_t lock;   /* the fields below: log lines come from workers */
   char (*path)[PATH_MAX]; /* the probe file or device node, once opened */
   unsigned *failed;       /* rounds that failed (open, engine refused) */
   int *open_failed;       /* 1 once an open failed */
   int opened_any;
+  /* main thread only */
+  int json, twidth, pwidth, printed_header;
+  uint64_t count;   /* --count; 0: none */
+  uint64_t *rounds; /* per target: rounds shown */
+  stats_t *st;      /* per target x DP_PROBES_MAX */
 } watch_t;
 
-/* A sample's finish time as Unix seconds (the scheduler's clock is
- * CLOCK_MONOTONIC). */
-static double wall_of(uint64_t mono_ns) {
+static uint64_t wall_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  double now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-  return now - (double)(dp_now_ns() - mono_ns) / 1e9;
+  return (uint64_t)ts.tv_sec * DP_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
-/* Bookkeeping for the summary and the exit status, and the same line the
- * collectd plugin logs for the event (events.h). */
-static void watch_event(const dp_sched_event_t *ev, void *arg) {
+/* Bookkeeping for the summary and the exit status from the scheduler's
+ * events, and the monitor's log line -- the one the plugin logs. */
+static void watch_log(const dp_monitor_log_t *l, void *arg) {
   watch_t *w = arg;
-  pthread_mutex_lock(&w->lock);
-  if (ev->kind == DP_SCHED_OPENED) {
-    snprintf(w->path[ev->target], PATH_MAX, "%s", ev->path);
-    w->opened_any = 1;
-  } else if (ev->kind == DP_SCHED_OPEN_FAILED ||
-             ev->kind == DP_SCHED_PROBE_FAILED) {
-    w->failed[ev->target]++;
-    if (ev->kind == DP_SCHED_OPEN_FAILED)
-      w->open_failed[ev->target] = 1;
+  if (l->target >= 0) {
+    size_t i = (size_t)l->target;
+    pthread_mutex_lock(&w->lock);
+    if (l->event == DP_SCHED_OPENED && l->path) {
+      snprintf(w->path[i], PATH_MAX, "%s", l->path);
+      w->opened_any = 1;
+    } else if (l->event == DP_SCHED_OPEN_FAILED ||
+               l->event == DP_SCHED_PROBE_FAILED) {
+      w->failed[i]++;
+      if (l->event == DP_SCHED_OPEN_FAILED)
+        w->open_failed[i] = 1;
+    }
+    pthread_mutex_unlock(&w->lock);
   }
-  pthread_mutex_unlock(&w->lock);
   /* an open is retried every round: say so the 1st, 2nd, 4th ... time */
-  if (ev->kind == DP_SCHED_WORKER_STARTED ||
-      (ev->kind == DP_SCHED_OPEN_FAILED &&
-       (ev->repeated & (ev->repeated - 1)) != 0))
+  if (l->level >= LOG_DEBUG || l->event == DP_SCHED_WORKER_STARTED ||
+      (l->repeated & (l->repeated - 1)) != 0)
     return;
-  char line[1024];
-  if (ev->kind == DP_SCHED_OPENED && ev->recovered && !ev->laid_out)
-    snprintf(line, sizeof(line), "target \"%s\" (%s) is probing again.",
-             ev->target_name, ev->path);
-  else if (dp_event_log_line(ev, line, sizeof(line)) < 0)
-    return;
-  fprintf(stderr, "diskprobe watch: %s\n", line);
+  fprintf(stderr, "diskprobe watch: %s\n", l->line);
+}
+
+static void watch_notice(const dp_monitor_notice_t *n, void *arg) {
+  (void)arg;
+  static const char *const sev[] = {"OKAY", "WARNING", "FAILURE"};
+  fprintf(stderr, "diskprobe watch: %s: %s\n", sev[n->severity], n->message);
 }
 
 static int usage_error(const char *msg, const char *arg) {
@@ -178,20 +191,25 @@ static void print_text_header(int twidth, int pwidth) {
          pwidth, "probe", "iops", "p50_us", "p99_us", "stalled");
 }
 
-static void print_text(const dp_sched_sample_t *smp, const char *who,
-                       int twidth, int pwidth) {
-  char ts[16];
-  time_t t = (time_t)wall_of(smp->done_ns);
+static const char *clock_text(uint64_t wall, char *buf, size_t len) {
+  time_t t = (time_t)(wall / DP_NS_PER_S);
   struct tm tm;
-  strftime(ts, sizeof(ts), "%H:%M:%S", localtime_r(&t, &tm));
-  printf("%-8s  %-*s  %-*s  %10.1f  %10.1f  %10.1f  %d\n", ts, twidth, who,
-         pwidth, smp->probe_name, smp->r.iops, smp->r.lat_p50_s * 1e6,
-         smp->r.lat_p99_s * 1e6, smp->r.stalled);
+  strftime(buf, len, "%H:%M:%S", localtime_r(&t, &tm));
+  return buf;
 }
 
-static void print_json(const dp_sched_sample_t *smp, const char *path,
-                       const char *device) {
-  printf("{\"time\":%.6f,\"target\":", wall_of(smp->done_ns));
+static void print_text(const dp_sched_sample_t *smp, uint64_t wall,
+                       const char *who, int twidth, int pwidth) {
+  char ts[16];
+  printf("%-8s  %-*s  %-*s  %10.1f  %10.1f  %10.1f  %d\n",
+         clock_text(wall, ts, sizeof(ts)), twidth, who, pwidth, smp->probe_name,
+         smp->r.iops, smp->r.lat_p50_s * 1e6, smp->r.lat_p99_s * 1e6,
+         smp->r.stalled);
+}
+
+static void print_json(const dp_sched_sample_t *smp, uint64_t wall,
+                       const char *path, const char *device) {
+  printf("{\"time\":%.6f,\"target\":", (double)wall / 1e9);
   dp_cli_json_str(stdout, path);
   printf(",\"device\":");
   dp_cli_json_str(stdout, device);
@@ -200,6 +218,108 @@ static void print_json(const dp_sched_sample_t *smp, const char *path,
   printf(",\"round\":%llu,\"interval_s\":%.3f,", (unsigned long long)smp->round,
          (double)smp->interval_ns / 1e9);
   dp_cli_json_result(stdout, &smp->r);
+  printf("}\n");
+}
+
+/* A number, or null when it is not one (JSON has no NaN or infinity). */
+static void json_num(const char *key, double v) {
+  printf(",\"%s\":", key);
+  if (isfinite(v))
+    printf("%.6g", v);
+  else
+    printf("null");
+}
+
+static void target_path(watch_t *w, size_t i, char *buf, size_t len) {
+  pthread_mutex_lock(&w->lock);
+  snprintf(buf, len, "%s", w->path[i]);
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* A target is done once it has had --count rounds (failed ones count). */
+static int target_done(watch_t *w, size_t i) {
+  pthread_mutex_lock(&w->lock);
+  uint64_t failed = w->failed[i];
+  pthread_mutex_unlock(&w->lock);
+  return w->count && w->rounds[i] + failed >= w->count;
+}
+
+static void watch_sample(const dp_sched_sample_t *smp, uint64_t wall,
+                         const dp_sched_target_state_t *ts, void *arg) {
+  watch_t *w = arg;
+  size_t i = smp->target;
+  if (target_done(w, i))
+    return; /* this target is done: at most N rounds each */
+  if (!w->printed_header && !w->json)
+    print_text_header(w->twidth, w->pwidth);
+  w->printed_header = 1;
+  account(&w->st[i * DP_PROBES_MAX + smp->probe], &smp->r);
+  if (w->json) {
+    char path[PATH_MAX];
+    target_path(w, i, path, sizeof(path));
+    print_json(smp, wall, path, ts->device);
+  } else {
+    print_text(smp, wall, w->args[i], w->twidth, w->pwidth);
+  }
+}
+
+/* The round's verdict, after its last probe's line; the round is then
+ * counted. */
+static void watch_verdict(const dp_monitor_verdict_t *mv, void *arg) {
+  watch_t *w = arg;
+  const dp_health_verdict_t *v = mv->v;
+  if (target_done(w, mv->target))
+    return;
+  w->rounds[mv->target]++;
+  if (!w->json) {
+    char ts[16];
+    printf("%-8s  %-*s  %-*s  %s: %s\n",
+           clock_text(mv->time_ns, ts, sizeof(ts)), w->twidth,
+           w->args[mv->target], w->pwidth, "verdict",
+           dp_health_level_name(v->level), mv->words);
+    return;
+  }
+  char path[PATH_MAX];
+  target_path(w, mv->target, path, sizeof(path));
+  printf("{\"time\":%.6f,\"target\":", (double)mv->time_ns / 1e9);
+  dp_cli_json_str(stdout, path);
+  printf(",\"device\":");
+  dp_cli_json_str(stdout, mv->device);
+  printf(",\"round\":%llu,\"verdict\":{\"level\":\"%s\",\"rule\":\"%s\","
+         "\"detail\":\"%s\",\"armed\":%s",
+         (unsigned long long)mv->round, dp_health_level_name(v->level),
+         dp_health_rule_name(v->why), v->why_detail,
+         v->armed ? "true" : "false");
+  json_num("slowdown", v->slowdown);
+  json_num("ceiling_s", v->ceiling_s);
+  printf(",\"media\":\"%s\",\"model\":", dp_media_name(mv->media));
+  dp_cli_json_str(stdout, mv->model);
+  printf(",\"message\":");
+  dp_cli_json_str(stdout, mv->words);
+  printf("}}\n");
+}
+
+/* JSON only: the device view, every interval. */
+static void watch_device(const dp_diskstats_metrics_t *d,
+                         const dp_peers_disk_t *peer, uint64_t wall,
+                         void *arg) {
+  const watch_t *w = arg;
+  if (!w->json)
+    return;
+  dp_devview_value_t dv[DP_DEVVIEW_VALUES_MAX];
+  size_t n = dp_devview_values(d, dv);
+  printf("{\"time\":%.6f,\"device_view\":", (double)wall / 1e9);
+  dp_cli_json_str(stdout, d->name);
+  for (size_t k = 0; k < n; k++) {
+    char key[128];
+    snprintf(key, sizeof(key), "%s%s%s", dv[k].type,
+             dv[k].type_instance[0] ? "-" : "", dv[k].type_instance);
+    json_num(key, dv[k].value);
+  }
+  if (peer != NULL) {
+    printf(",\"failslow\":%s", peer->v.flagged ? "true" : "false");
+    json_num("slowdown", peer->v.slowdown);
+  }
   printf("}\n");
 }
 
@@ -227,178 +347,179 @@ static int target_conf(const dp_cli_conf_t *c, const char *arg, size_t i,
   return 0;
 }
 
-int dp_cmd_watch(int argc, char **argv) {
+/* 1 when watch should stop: every target failed to open (status 1), or
+ * each has had --count rounds (status 0). */
+static int watch_finished(watch_t *w, int *status) {
+  pthread_mutex_lock(&w->lock);
+  int all_failed = !w->opened_any, done = w->count > 0;
+  for (size_t i = 0; i < w->ntargets; i++) {
+    all_failed = all_failed && w->open_failed[i];
+    done = done && w->rounds[i] + w->failed[i] >= w->count;
+  }
+  pthread_mutex_unlock(&w->lock);
+  if (all_failed) {
+    fprintf(stderr, "diskprobe watch: no target could be opened\n");
+    *status = 1;
+    return 1;
+  }
+  if (done)
+    *status = 0;
+  return done;
+}
+
+/* Samples (and their verdicts) as they come; the device view every read
+ * interval. Returns the exit status. */
+static int watch_loop(watch_t *w, dp_monitor_t *m, uint64_t read_ns) {
+  int status = 1;
+  uint64_t next_read = dp_now_ns();
+  while (!watch_signalled) {
+    dp_monitor_wait(m, dp_now_ns() + POLL_NS);
+    if (dp_now_ns() >= next_read) {
+      dp_monitor_read_devices(m, wall_ns());
+      next_read += read_ns;
+    }
+    dp_monitor_read_samples(m, wall_ns());
+    fflush(stdout);
+    if (watch_finished(w, &status))
+      return status;
+  }
+  return w->opened_any ? 0 : 1;
+}
+
+/* The targets' configs from the operands and flags, and the columns'
+ * widths. 0, or 2 after one line. */
+static int watch_targets(watch_t *w, const dp_cli_conf_t *c,
+                         dp_target_conf_t *tc) {
+  w->twidth = 6;
+  w->pwidth = 7; /* "verdict" */
+  for (size_t i = 0; i < w->ntargets; i++) {
+    if (target_conf(c, w->args[i], i, &tc[i]) != 0)
+      return 2;
+    snprintf(w->path[i], PATH_MAX, "%s", tc[i].path);
+    if ((int)strlen(w->args[i]) > w->twidth)
+      w->twidth = (int)strlen(w->args[i]);
+    for (size_t j = 0; j < tc[i].nprobes; j++)
+      if ((int)strlen(tc[i].probes[j].name) > w->pwidth)
+        w->pwidth = (int)strlen(tc[i].probes[j].name);
+  }
+  return 0;
+}
+
+/* Options into c; 0 to go on, else the exit status + 1 (--help: 1). */
+static int watch_options(int argc, char **argv, dp_cli_conf_t *c, watch_t *w) {
   static const struct option own[] = {{"count", required_argument, NULL, 'c'},
                                       {"format", required_argument, NULL, 'f'},
                                       {"help", no_argument, NULL, 'h'},
                                       {NULL, 0, NULL, 0}};
   struct option opts[DP_CLI_OPTS_MAX];
   dp_cli_longopts(DP_CLI_WATCH, own, opts);
-  dp_cli_conf_t c;
-  dp_cli_conf_init(&c, "probe");
-  c.plugin.splay = 0; /* watch: the first line now; --splay sets it */
-  uint64_t count = 0;
-  int json = 0, ch;
+  int ch;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     if (ch >= DP_CLI_OPT_BASE) {
-      if (dp_cli_apply(&c, "watch", ch, optarg) < 0)
-        return 2;
+      if (dp_cli_apply(c, "watch", ch, optarg) < 0)
+        return 3;
       continue;
     }
     switch (ch) {
     case 'c':
-      if (dp_parse_uint(optarg, &count) < 0 || count == 0)
-        return usage_error("invalid --count", optarg);
+      if (dp_parse_uint(optarg, &w->count) < 0 || w->count == 0)
+        return usage_error("invalid --count", optarg) + 1;
       break;
     case 'f':
-      if ((json = dp_cli_format(optarg)) < 0)
-        return usage_error("invalid --format (text or json)", optarg);
+      if ((w->json = dp_cli_format(optarg)) < 0)
+        return usage_error("invalid --format (text or json)", optarg) + 1;
       break;
     case 'h':
       dp_cli_synopsis(stdout, "usage: ", "watch", DP_CLI_WATCH, WATCH_OPERAND,
                       1);
-      return 0;
+      return 1;
     default:
-      return dp_cli_getopt_error("watch", ch, argv);
+      return dp_cli_getopt_error("watch", ch, argv) + 1;
     }
   }
   if (optind >= argc)
-    return usage_error("no TARGET given", NULL);
-  if (c.probe_set)
-    snprintf(c.probe.name, sizeof(c.probe.name), "%s-qd%u",
-             dp_pattern_name(c.probe.pattern), c.probe.queue_depth);
+    return usage_error("no TARGET given", NULL) + 1;
+  if (c->probe_set)
+    snprintf(c->probe.name, sizeof(c->probe.name), "%s-qd%u",
+             dp_pattern_name(c->probe.pattern), c->probe.queue_depth);
+  return 0;
+}
 
+static void watch_free(watch_t *w, dp_target_conf_t *tc) {
+  if (w->st)
+    for (size_t i = 0; i < w->ntargets * DP_PROBES_MAX; i++)
+      free(w->st[i].p50);
+  free(w->st);
+  free(w->rounds);
+  free(tc);
+  free(w->path);
+  free(w->failed);
+  free(w->open_failed);
+  pthread_mutex_destroy(&w->lock);
+}
+
+int dp_cmd_watch(int argc, char **argv) {
+  dp_cli_conf_t c;
+  dp_cli_conf_init(&c, "probe");
+  c.plugin.splay = 0; /* watch: the first line now; --splay sets it */
+  watch_t w = {0};
+  optind = 1;
+  int rc = watch_options(argc, argv, &c, &w);
+  if (rc != 0)
+    return rc - 1;
   size_t n = (size_t)(argc - optind);
-  watch_t w = {.args = argv + optind, .ntargets = n};
+  w.args = argv + optind;
+  w.ntargets = n;
   pthread_mutex_init(&w.lock, NULL);
   dp_target_conf_t *tc = calloc(n, sizeof(*tc));
   w.path = calloc(n, sizeof(*w.path));
   w.failed = calloc(n, sizeof(*w.failed));
   w.open_failed = calloc(n, sizeof(*w.open_failed));
-  stats_t *st = calloc(n * DP_PROBES_MAX, sizeof(*st));
-  uint64_t *rounds = calloc(n, sizeof(*rounds));
-  dp_sched_t *s = NULL;
-  int status = 2, twidth = 6, pwidth = 5;
-  if (!tc || !w.path || !w.failed || !w.open_failed || !st || !rounds) {
+  w.st = calloc(n * DP_PROBES_MAX, sizeof(*w.st));
+  w.rounds = calloc(n, sizeof(*w.rounds));
+  dp_monitor_t *m = NULL;
+  int status = 2;
+  if (!tc || !w.path || !w.failed || !w.open_failed || !w.st || !w.rounds) {
     fprintf(stderr, "diskprobe watch: out of memory\n");
     status = 1;
     goto done;
   }
-  for (size_t i = 0; i < n; i++) {
-    if (target_conf(&c, w.args[i], i, &tc[i]) != 0)
-      goto done;
-    snprintf(w.path[i], PATH_MAX, "%s", tc[i].path);
-    if ((int)strlen(w.args[i]) > twidth)
-      twidth = (int)strlen(w.args[i]);
-    for (size_t j = 0; j < tc[i].nprobes; j++)
-      if ((int)strlen(tc[i].probes[j].name) > pwidth)
-        pwidth = (int)strlen(tc[i].probes[j].name);
-  }
-
-  char err[PATH_MAX + 256];
-  if (dp_conf_check_duplicates(tc, n, err, sizeof(err)) != 0) {
-    fprintf(stderr, "diskprobe watch: %s\n", err);
+  if (watch_targets(&w, &c, tc) != 0)
     goto done;
-  }
-  dp_sched_conf_t sc;
-  dp_sched_conf_init(&sc);
-  sc.duty_cycle_percent = c.plugin.duty_cycle_percent;
-  sc.splay = c.plugin.splay;
-  sc.queue_len = 16;
-  sc.on_event = watch_event;
-  sc.event_arg = &w;
+  uint64_t read_ns = tc[0].interval_ns;
+  for (size_t i = 1; i < n; i++)
+    if (tc[i].interval_ns < read_ns)
+      read_ns = tc[i].interval_ns;
+  dp_monitor_conf_t mc = {.plugin = &c.plugin,
+                          .targets = tc,
+                          .ntargets = n,
+                          .host = "localhost",
+                          .read_interval_ns = read_ns,
+                          .queue_len = 16};
+  dp_monitor_sink_t sink = {.arg = &w,
+                            .log = watch_log,
+                            .notice = watch_notice,
+                            .sample = watch_sample,
+                            .verdict = watch_verdict,
+                            .device = watch_device};
+  if (dp_monitor_new(&m, &mc, &sink) < 0)
+    goto done; /* the cause is on stderr already */
   status = 1;
-  int rc = dp_sched_new(&s, &sc, tc, n);
-  if (rc < 0) {
-    fprintf(stderr, "diskprobe watch: cannot set up the scheduler: %s\n",
-            strerror(-rc));
-    goto done;
-  }
-
-  /* The scheduler's workers block SIGINT/SIGTERM (every asynchronous
-   * signal): only this thread stops on them, and probes never see EINTR
-   * from a Ctrl-C. */
-  rc = dp_sched_start(s);
+  /* The workers block SIGINT/SIGTERM (every asynchronous signal): only
+   * this thread stops on them, and probes never see EINTR from a Ctrl-C. */
+  rc = dp_monitor_start(m);
   struct sigaction sa = {.sa_handler = watch_on_signal};
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-  if (rc < 0) {
-    fprintf(stderr, "diskprobe watch: cannot start the scheduler: %s\n",
-            strerror(-rc));
-    goto stop;
-  }
-
-  size_t max = dp_sched_max_samples(s);
-  dp_sched_sample_t *buf = calloc(max ? max : 1, sizeof(*buf));
-  if (buf == NULL)
-    goto stop;
-  int ran = 0;
-  while (!watch_signalled) {
-    dp_sched_wait(s, dp_now_ns() + POLL_NS);
-    size_t got = dp_sched_take(s, buf, max);
-    for (size_t k = 0; k < got; k++) {
-      const dp_sched_sample_t *smp = &buf[k];
-      size_t i = smp->target;
-      pthread_mutex_lock(&w.lock);
-      uint64_t failed = w.failed[i];
-      pthread_mutex_unlock(&w.lock);
-      if (count && rounds[i] + failed >= count)
-        continue; /* this target is done: at most N rounds each */
-      if (smp->last_in_round)
-        rounds[i]++;
-      if (!ran && !json)
-        print_text_header(twidth, pwidth);
-      ran = 1;
-      account(&st[i * DP_PROBES_MAX + smp->probe], &smp->r);
-      if (json) {
-        dp_sched_target_state_t ts;
-        char path[PATH_MAX];
-        dp_sched_target_state(s, i, &ts);
-        pthread_mutex_lock(&w.lock);
-        snprintf(path, sizeof(path), "%s", w.path[i]);
-        pthread_mutex_unlock(&w.lock);
-        print_json(smp, path, ts.device);
-      } else {
-        print_text(smp, w.args[i], twidth, pwidth);
-      }
-    }
-    fflush(stdout);
-    pthread_mutex_lock(&w.lock);
-    int all_failed = !w.opened_any, done = count > 0;
-    for (size_t i = 0; i < n; i++) {
-      all_failed = all_failed && w.open_failed[i];
-      done = done && rounds[i] + w.failed[i] >= count;
-    }
-    pthread_mutex_unlock(&w.lock);
-    if (all_failed) {
-      fprintf(stderr, "diskprobe watch: no target could be opened\n");
-      break;
-    }
-    if (done) {
-      status = 0;
-      break;
-    }
-  }
-  if (watch_signalled)
-    status = w.opened_any ? 0 : 1;
-  free(buf);
-  if (ran)
-    print_summary(&w, tc, st, DP_PROBES_MAX);
-stop:
-  dp_sched_stop(s);
+  if (rc == 0)
+    status = watch_loop(&w, m, read_ns);
+  if (w.printed_header)
+    print_summary(&w, tc, w.st, DP_PROBES_MAX);
+  dp_monitor_stop(m);
 done:
-  dp_sched_free(s);
-  if (st)
-    for (size_t i = 0; i < n * DP_PROBES_MAX; i++)
-      free(st[i].p50);
-  free(st);
-  free(rounds);
-  free(tc);
-  free(w.path);
-  free(w.failed);
-  free(w.open_failed);
-  pthread_mutex_destroy(&w.lock);
+  dp_monitor_free(m);
+  watch_free(&w, tc);
   return status;
 }

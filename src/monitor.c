@@ -1,0 +1,757 @@
+/* monitor.c - see monitor.h. */
+#include "monitor.h"
+
+#include "clock.h"
+#include "events.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+struct dp_monitor {
+  dp_monitor_sink_t sink;
+  char host[256];
+  dp_plugin_conf_t pc;
+  dp_target_conf_t *targets; /* owned copy */
+  char (*target_names)[DP_NAME_MAX];
+  size_t ntargets;
+  uint64_t read_interval_ns;
+  const char *sysroot;
+  dp_sched_t *sched;          /* NULL offline */
+  dp_sched_sample_t *scratch; /* dp_monitor_read_samples: no allocation */
+  dp_health_t *health;
+  char state_path[PATH_MAX]; /* "" : no state file */
+  uint64_t saved_ns;
+  dp_devview_t *devview; /* NULL offline */
+  size_t nworkers_seen;  /* workers whose disk the view watches */
+  int devstats_failing;  /* /proc/diskstats unreadable at the last read */
+  int *saturated;        /* per worker */
+  dp_peers_t *peers;     /* fail-slow among the device view's disks */
+  int peers_tried;
+  int stopped, leaked;
+  uint64_t (*now_ns)(void *arg); /* the monitor's clock; NULL: dp_now_ns */
+  void *clock_arg;
+  /* the wall clock of the read in progress, for the peers' callbacks */
+  uint64_t read_wall_ns;
+};
+
+/* ---- emitting -------------------------------------------------------------
+ */
+
+static void emit_log(const dp_monitor_t *m, int level,
+                     dp_monitor_log_kind_t kind, const dp_sched_event_t *ev,
+                     const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* A log line; ev: the scheduler event it is about, or NULL. */
+static void emit_log(const dp_monitor_t *m, int level,
+                     dp_monitor_log_kind_t kind, const dp_sched_event_t *ev,
+                     const char *fmt, ...) {
+  if (m->sink.log == NULL)
+    return;
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  dp_monitor_log_t l = {
+      .level = level, .kind = kind, .event = -1, .target = -1, .line = line};
+  if (ev != NULL) {
+    l.event = (int)ev->kind;
+    l.target = ev->target_name[0] ? (long)ev->target : -1;
+    l.repeated = ev->kind == DP_SCHED_OPEN_FAILED ? ev->repeated : 0;
+    l.notified = ev->kind == DP_SCHED_IO_ERRORS;
+    l.path = ev->path;
+  }
+  m->sink.log(&l, m->sink.arg);
+}
+
+#define LOG_PLAIN(m, level, ...)                                               \
+  emit_log(m, level, DP_MONITOR_LOG_PLAIN, NULL, __VA_ARGS__)
+
+static void emit_value(const dp_monitor_t *m, const char *instance,
+                       const char *type, const char *type_instance,
+                       const double *g, size_t n, uint64_t time_ns,
+                       uint64_t interval_ns) {
+  if (m->sink.value == NULL)
+    return;
+  dp_monitor_value_t v = {.instance = instance,
+                          .type = type,
+                          .type_instance = type_instance,
+                          .n = n,
+                          .time_ns = time_ns,
+                          .interval_ns = interval_ns};
+  for (size_t i = 0; i < n && i < DP_MONITOR_VALUES_MAX; i++)
+    v.v[i].gauge = g[i];
+  m->sink.value(&v, m->sink.arg);
+}
+
+static void emit_gauge(const dp_monitor_t *m, const char *instance,
+                       const char *type, const char *type_instance, double g,
+                       uint64_t time_ns, uint64_t interval_ns) {
+  emit_value(m, instance, type, type_instance, &g, 1, time_ns, interval_ns);
+}
+
+static void emit_notice(const dp_monitor_t *m, dp_monitor_severity_t sev,
+                        const char *instance, const char *type,
+                        const char *type_instance, const char *message,
+                        uint64_t time_ns) {
+  if (m->sink.notice == NULL)
+    return;
+  dp_monitor_notice_t n = {.severity = sev,
+                           .instance = instance,
+                           .type = type,
+                           .type_instance = type_instance,
+                           .message = message,
+                           .time_ns = time_ns};
+  m->sink.notice(&n, m->sink.arg);
+}
+
+static uint64_t mono_now(const dp_monitor_t *m) {
+  return m->now_ns ? m->now_ns(m->clock_arg) : dp_now_ns();
+}
+
+static uint64_t wall_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * DP_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- scheduler events: log lines and notices (workers' threads) -------- */
+
+static dp_monitor_log_kind_t event_log_kind(dp_sched_event_kind_t k) {
+  switch (k) {
+  case DP_SCHED_OPEN_FAILED:
+  case DP_SCHED_PROBE_FAILED:
+  case DP_SCHED_PROBE_SKIPPED:
+    return DP_MONITOR_LOG_COMPLAINT;
+  default:
+    return DP_MONITOR_LOG_PLAIN;
+  }
+}
+
+static void event_notice(const dp_monitor_t *m, const dp_sched_event_t *ev) {
+  char msg[256];
+  int failure = dp_event_notice(ev, m->host, msg, sizeof(msg));
+  if (failure < 0)
+    return;
+  emit_notice(m, failure ? DP_MONITOR_FAILURE : DP_MONITOR_OKAY,
+              ev->target_name,
+              ev->kind == DP_SCHED_IO_ERRORS ? "probe_errors" : "stalled",
+              ev->probe_name ? ev->probe_name : "", msg, wall_now_ns());
+}
+
+static void on_event(const dp_sched_event_t *ev, void *arg) {
+  const dp_monitor_t *m = arg;
+  if (ev->kind == DP_SCHED_OPENED && ev->recovered)
+    emit_log(m, LOG_INFO, DP_MONITOR_LOG_RELEASE, ev,
+             "target \"%s\" (%s) is probing again.", ev->target_name, ev->path);
+  char line[1024];
+  int level = dp_event_log_line(ev, line, sizeof(line));
+  if (level >= 0)
+    emit_log(m, level, event_log_kind(ev->kind), ev, "%s", line);
+  else if (ev->kind == DP_SCHED_OPENED) /* a front-end learns the path */
+    emit_log(m, LOG_DEBUG, DP_MONITOR_LOG_PLAIN, ev,
+             "target \"%s\": opened %s.", ev->target_name, ev->path);
+  event_notice(m, ev);
+}
+
+/* ---- the verdict -------------------------------------------------------- */
+
+dp_monitor_obs_t dp_monitor_obs(size_t probe, uint64_t ops, int stalled,
+                                double iops, double p50_s, double mean_s,
+                                uint64_t errors, int last_in_round) {
+  /* a probe that did no I/O and neither stalled nor failed was skipped
+   * (a disk too slow for it): not measured, rather than infinitely slow */
+  dp_monitor_obs_t o = {.probe = probe,
+                        .p50_s = p50_s,
+                        .mean_s = mean_s,
+                        .iops = ops > 0 || stalled || errors > 0 ? iops : NAN,
+                        .stalled = stalled,
+                        .errors = errors,
+                        .last_in_round = last_in_round};
+  return o;
+}
+
+static dp_monitor_severity_t severity_of(dp_health_level_t l) {
+  return l == DP_HEALTH_FAILURE   ? DP_MONITOR_FAILURE
+         : l == DP_HEALTH_WARNING ? DP_MONITOR_WARNING
+                                  : DP_MONITOR_OKAY;
+}
+
+/* The verdict's values: the level, each rule's level, armed, the round's
+ * and each probe's slowdown, the peer ratio and the baselines. */
+static void emit_verdict_values(const dp_monitor_t *m, size_t i,
+                                const dp_health_verdict_t *v, uint64_t tm,
+                                uint64_t ivl) {
+  const char *tn = m->target_names[i];
+  emit_gauge(m, tn, "target_health", "level", v->level, tm, ivl);
+  for (int k = 0; k < DP_RULE_COUNT; k++)
+    emit_gauge(m, tn, "target_health", dp_health_rule_name((dp_health_rule_t)k),
+               v->rule[k], tm, ivl);
+  emit_gauge(m, tn, "armed", "armed", v->armed, tm, ivl);
+  emit_gauge(m, tn, "slowdown", "round", v->slowdown, tm, ivl);
+  const dp_target_conf_t *tc = &m->targets[i];
+  emit_gauge(m, tn, "peer_ratio", tc->probes[0].name, v->peer_ratio, tm, ivl);
+  for (size_t k = 0; k < tc->nprobes; k++) {
+    emit_gauge(m, tn, "slowdown", tc->probes[k].name, v->probe_slowdown[k], tm,
+               ivl);
+    double b[3] = {v->base_p50_s[k], v->base_mean_s[k], v->base_iops[k]};
+    emit_value(m, tn, "probe_baseline", tc->probes[k].name, b, 3, tm, ivl);
+  }
+}
+
+static const char *target_device(dp_monitor_t *m, size_t i, char *buf,
+                                 size_t len) {
+  if (m->sched == NULL)
+    return snprintf(buf, len, "unknown"), buf;
+  dp_sched_target_state_t st;
+  dp_sched_target_state(m->sched, i, &st);
+  snprintf(buf, len, "%s", st.device);
+  return buf;
+}
+
+int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
+                    uint64_t round, uint64_t wall_ns, uint64_t interval_ns,
+                    dp_health_verdict_t *out) {
+  dp_health_verdict_t v;
+  if (i >= m->ntargets ||
+      !dp_health_feed(m->health, i, o->probe, o->p50_s, o->mean_s, o->iops,
+                      o->stalled, o->errors, o->last_in_round, &v))
+    return 0;
+  emit_verdict_values(m, i, &v, wall_ns, interval_ns);
+  char words[800], device[64];
+  dp_health_describe(m->health, i, &v, words, sizeof(words));
+  target_device(m, i, device, sizeof(device));
+  if (m->sink.verdict) {
+    const char *model;
+    dp_media_t media = dp_health_media(m->health, i, &model);
+    dp_monitor_verdict_t mv = {.target = i,
+                               .name = m->target_names[i],
+                               .device = device,
+                               .round = round,
+                               .time_ns = wall_ns,
+                               .v = &v,
+                               .words = words,
+                               .media = media,
+                               .model = model};
+    m->sink.verdict(&mv, m->sink.arg);
+  }
+  if (v.changed) {
+    char msg[1024];
+    snprintf(msg, sizeof(msg), "diskprobe: host %s, device %s: %s", m->host,
+             device, words);
+    emit_notice(m, severity_of(v.level), m->target_names[i], "health",
+                dp_health_rule_name(v.why), msg, wall_ns);
+  }
+  if (out)
+    *out = v;
+  return 1;
+}
+
+/* ---- the device view, saturation and fail-slow -------------------------- */
+
+typedef struct {
+  char s[DP_NAME_MAX + 8];
+} dev_name_t;
+
+/* The device view's plugin instance: DP_DEVVIEW_PREFIX and the kernel
+ * name (a namespace no target name may enter, see devview.h). */
+static dev_name_t dev_instance(const char *disk) {
+  dev_name_t n;
+  snprintf(n.s, sizeof(n.s), DP_DEVVIEW_PREFIX "%s", disk);
+  return n;
+}
+
+static void emit_device(const dp_monitor_t *m, const dp_diskstats_metrics_t *d,
+                        uint64_t tm) {
+  dp_devview_value_t dv[DP_DEVVIEW_VALUES_MAX];
+  size_t n = dp_devview_values(d, dv);
+  dev_name_t in = dev_instance(d->name);
+  for (size_t k = 0; k < n; k++)
+    emit_gauge(m, in.s, dv[k].type, dv[k].type_instance, dv[k].value, tm,
+               m->read_interval_ns);
+}
+
+/* Watches the disks of workers the scheduler made since the last read (at
+ * the first read, and when a late device was regrouped). A worker whose
+ * disk has no block device ("0:39": tmpfs, btrfs) or is not resolved yet
+ * has no statistics. */
+static void watch_worker_disks(dp_monitor_t *m) {
+  size_t n = dp_sched_nworkers(m->sched);
+  for (; m->nworkers_seen < n; m->nworkers_seen++) {
+    const char *d = dp_sched_worker_disk(m->sched, m->nworkers_seen);
+    if (strchr(d, ':') == NULL && strcmp(d, DP_SCHED_DISK_UNRESOLVED) != 0)
+      dp_devview_watch(m->devview, d);
+  }
+}
+
+static const dp_io_counter_t *counter_of(const char *disk, void *arg) {
+  int k = dp_sched_find_disk(arg, disk);
+  return k < 0 ? NULL : dp_sched_worker_counter(arg, (size_t)k);
+}
+
+/* Every interval: the disk's fail-slow score and decision (with its
+ * hysteresis and slower rules, which the score alone does not tell) as of
+ * the last window. */
+static void peer_value(const dp_peers_disk_t *d, void *arg) {
+  const dp_monitor_t *m = arg;
+  dev_name_t in = dev_instance(d->device);
+  emit_gauge(m, in.s, "slowdown", "peers", d->v.slowdown, m->read_wall_ns,
+             m->read_interval_ns);
+  emit_gauge(m, in.s, "failslow", "peers", d->v.flagged ? 1 : 0,
+             m->read_wall_ns, m->read_interval_ns);
+}
+
+/* A disk's fail-slow verdict changed: its notice, and the failslow rule of
+ * every target on that disk. */
+static void peer_changed(const dp_peers_disk_t *d, void *arg) {
+  dp_monitor_t *m = arg;
+  char msg[1024];
+  snprintf(msg, sizeof(msg),
+           "diskprobe: host %s, device %s (%s%s%s%s%s), %zu peers: %s", m->host,
+           d->device, dp_media_name(d->media), d->model[0] ? ", model " : "",
+           d->model, d->serial[0] ? ", serial " : "", d->serial,
+           d->group_size - 1, d->words);
+  emit_notice(m, d->v.flagged ? DP_MONITOR_WARNING : DP_MONITOR_OKAY,
+              dev_instance(d->device).s, "failslow", "", msg, m->read_wall_ns);
+  for (size_t i = 0; i < m->ntargets; i++) {
+    dp_sched_target_state_t st;
+    dp_sched_target_state(m->sched, i, &st);
+    if (strcmp(st.disk, d->device) == 0)
+      dp_health_set_failslow(m->health, i, d->v.flagged, d->v.slowdown,
+                             d->group_size - 1);
+  }
+}
+
+/* Peer groups form at the first read with devices. */
+static void peers_form(dp_monitor_t *m, const dp_diskstats_metrics_t *d,
+                       int n) {
+  m->peers_tried = 1;
+  double win = (double)m->pc.failslow_window_ns / 1e9,
+         ivl = (double)m->read_interval_ns / 1e9;
+  int rc = dp_peers_new(&m->peers, d, (size_t)n, m->sysroot, ivl, win);
+  if (rc == 0)
+    LOG_PLAIN(m, LOG_INFO,
+              "fail-slow: %zu disk(s) in peer groups of three or more, "
+              "windows of %.3g s.",
+              dp_peers_ndevices(m->peers), win);
+  else
+    LOG_PLAIN(m, LOG_ERR,
+              "fail-slow: cannot judge the device view's disks against "
+              "their peers at Interval %.3g s with FailSlowWindow %.3g s: "
+              "%s; not judged until a restart.",
+              ivl, win, strerror(-rc));
+}
+
+/* The device callback wants each disk's peer state: found by name among
+ * the peers' last verdicts, collected here during the feed. */
+typedef struct {
+  dp_monitor_t *m;
+  const dp_peers_disk_t **by_dev; /* per device-view index */
+  const dp_diskstats_metrics_t *d;
+  int n;
+  dp_peers_disk_t *copies;
+} peer_feed_t;
+
+static void peer_each(const dp_peers_disk_t *pd, void *arg) {
+  peer_feed_t *f = arg;
+  peer_value(pd, f->m);
+  for (int k = 0; k < f->n; k++)
+    if (strcmp(f->d[k].name, pd->device) == 0) {
+      f->copies[k] = *pd;
+      f->by_dev[k] = &f->copies[k];
+    }
+}
+
+static void peer_change(const dp_peers_disk_t *pd, void *arg) {
+  peer_changed(pd, ((peer_feed_t *)arg)->m);
+}
+
+void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns) {
+  if (m->devview == NULL)
+    return;
+  uint64_t mono_ns = mono_now(m);
+  m->read_wall_ns = wall_ns;
+  watch_worker_disks(m);
+  const dp_diskstats_metrics_t *d;
+  int n = dp_devview_read(m->devview, mono_ns, counter_of, m->sched, &d);
+  if (n < 0) {
+    if (!m->devstats_failing)
+      LOG_PLAIN(m, LOG_ERR, "cannot read /proc/diskstats: %s", strerror(-n));
+    m->devstats_failing = 1;
+    return;
+  }
+  if (m->devstats_failing)
+    LOG_PLAIN(m, LOG_INFO, "/proc/diskstats readable again.");
+  m->devstats_failing = 0;
+  if (n == 0)
+    return;
+  if (!m->peers_tried)
+    peers_form(m, d, n);
+  const dp_peers_disk_t *by_dev[n];
+  dp_peers_disk_t copies[m->sink.device ? n : 1];
+  memset(by_dev, 0, sizeof(by_dev));
+  peer_feed_t f = {.m = m,
+                   .by_dev = by_dev,
+                   .d = d,
+                   .n = m->sink.device ? n : 0,
+                   .copies = copies};
+  dp_peers_feed(m->peers, d, (size_t)n, (double)wall_ns / 1e9, peer_each,
+                peer_change, &f);
+  for (int i = 0; i < n; i++) {
+    int k = dp_sched_find_disk(m->sched, d[i].name);
+    if (k >= 0)
+      m->saturated[k] = dp_diskstats_saturated(&d[i], m->pc.saturation_percent);
+    emit_device(m, &d[i], wall_ns);
+    if (m->sink.device)
+      m->sink.device(&d[i], by_dev[i], wall_ns, m->sink.arg);
+  }
+}
+
+/* ---- probe samples ------------------------------------------------------ */
+
+static void emit_sample(const dp_monitor_t *m, const dp_sched_sample_t *s,
+                        uint64_t tm) {
+  const dp_result_t *r = &s->r;
+  const char *in = s->target_name, *pn = s->probe_name;
+  uint64_t ivl = s->interval_ns;
+  int measured = r->ops > 0;
+  emit_gauge(m, in, "operations_per_second", pn, r->iops, tm, ivl);
+  emit_gauge(m, in, "bytes_per_second", pn, r->bytes_per_s, tm, ivl);
+  /* No completed I/O: latency is unknown, not zero. */
+  double lat[7] = {r->lat_min_s, r->lat_mean_s, r->lat_p50_s, r->lat_p90_s,
+                   r->lat_p99_s, r->lat_p999_s, r->lat_max_s};
+  for (int i = 0; i < 7; i++)
+    lat[i] = measured ? lat[i] : NAN;
+  emit_value(m, in, "probe_latency", pn, lat, 7, tm, ivl);
+  emit_gauge(m, in, "queue_length", pn, measured ? r->achieved_qd : NAN, tm,
+             ivl);
+  if (m->sink.value) {
+    dp_monitor_value_t v = {.instance = in,
+                            .type = "probe_errors",
+                            .type_instance = pn,
+                            .n = 3,
+                            .derive = 1,
+                            .time_ns = tm,
+                            .interval_ns = ivl};
+    v.v[0].counter = s->err_io_total;
+    v.v[1].counter = s->err_short_total;
+    v.v[2].counter = s->err_timeout_total;
+    m->sink.value(&v, m->sink.arg);
+  }
+  emit_gauge(m, in, "duration", pn, r->wall_s, tm, ivl);
+}
+
+size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
+  uint64_t mono_ns = mono_now(m);
+  size_t n =
+      dp_sched_take(m->sched, m->scratch, dp_sched_max_samples(m->sched));
+  for (size_t k = 0; k < n; k++) {
+    const dp_sched_sample_t *s = &m->scratch[k];
+    /* when the probe finished, on the wall clock */
+    uint64_t age = mono_ns > s->done_ns ? mono_ns - s->done_ns : 0;
+    uint64_t tm = wall_ns > age ? wall_ns - age : 0;
+    emit_sample(m, s, tm);
+    if (m->sink.sample) {
+      dp_sched_target_state_t st;
+      dp_sched_target_state(m->sched, s->target, &st);
+      m->sink.sample(s, tm, &st, m->sink.arg);
+    }
+    const dp_result_t *r = &s->r;
+    dp_monitor_obs_t o = dp_monitor_obs(
+        s->probe, r->ops, r->stalled, r->iops, r->lat_p50_s, r->lat_mean_s,
+        r->err_io + r->err_short, s->last_in_round);
+    dp_monitor_feed(m, s->target, &o, s->round, tm, s->interval_ns, NULL);
+  }
+  return n;
+}
+
+/* ---- per-read values of every target ------------------------------------ */
+
+void dp_monitor_read_targets(dp_monitor_t *m, uint64_t wall_ns) {
+  uint64_t ivl = m->read_interval_ns;
+  for (size_t i = 0; i < m->ntargets; i++) {
+    const char *tn = m->target_names[i];
+    dp_sched_target_state_t st;
+    dp_sched_target_state(m->sched, i, &st);
+    emit_gauge(m, tn, "stalled", "stalled", st.stalled, wall_ns, ivl);
+    emit_gauge(m, tn, "duration", "stalled", (double)st.stall_ns / 1e9, wall_ns,
+               ivl);
+    emit_gauge(m, tn, "duration", "interval", (double)st.interval_ns / 1e9,
+               wall_ns, ivl);
+    emit_gauge(m, tn, "saturated", "saturated",
+               m->saturated[dp_sched_target_worker(m->sched, i)], wall_ns, ivl);
+    /* An info series: which disk the target is on, for joins and alert
+     * text (type_instance = the disk's kernel name). */
+    emit_gauge(m, tn, "target_device", st.disk, 1, wall_ns, ivl);
+  }
+}
+
+/* ---- the state file ----------------------------------------------------- */
+
+static void state_save(dp_monitor_t *m) {
+  if (m->state_path[0] == '\0')
+    return;
+  int rc = dp_health_save(m->health, m->state_path);
+  if (rc < 0)
+    LOG_PLAIN(m, LOG_WARNING, "cannot write the health state file %s: %s",
+              m->state_path, strerror(-rc));
+  m->saved_ns = mono_now(m);
+}
+
+static void state_load(dp_monitor_t *m) {
+  if (m->state_path[0] == '\0')
+    return;
+  char err[256];
+  int rc = dp_health_load(m->health, m->state_path, err, sizeof(err));
+  if (rc == -EINVAL)
+    LOG_PLAIN(m, LOG_WARNING,
+              "ignoring the health state file %s: %s; baselines start "
+              "afresh.",
+              m->state_path, err);
+  else if (rc < 0 && rc != -ENOENT)
+    LOG_PLAIN(m, LOG_WARNING,
+              "cannot read the health state file %s: %s; baselines start "
+              "afresh.",
+              m->state_path, strerror(-rc));
+  else if (rc == 0)
+    LOG_PLAIN(m, LOG_INFO, "health baselines restored from %s.", m->state_path);
+  m->saved_ns = mono_now(m);
+}
+
+void dp_monitor_read(dp_monitor_t *m, uint64_t wall_ns) {
+  dp_monitor_read_devices(m, wall_ns);
+  dp_monitor_read_samples(m, wall_ns);
+  if (mono_now(m) - m->saved_ns > DP_MONITOR_SAVE_NS)
+    state_save(m);
+  dp_monitor_read_targets(m, wall_ns);
+}
+
+/* ---- set-up and teardown ------------------------------------------------ */
+
+static int monitor_alloc(dp_monitor_t **out, const dp_monitor_sink_t *sink,
+                         const char *host, size_t n) {
+  dp_monitor_t *m = calloc(1, sizeof(*m));
+  if (m == NULL || (m->target_names = calloc(n, DP_NAME_MAX)) == NULL ||
+      (m->targets = calloc(n, sizeof(*m->targets))) == NULL) {
+    if (m)
+      free(m->target_names);
+    free(m);
+    return -ENOMEM;
+  }
+  if (sink)
+    m->sink = *sink;
+  snprintf(m->host, sizeof(m->host), "%s", host ? host : "localhost");
+  m->ntargets = n;
+  dp_plugin_conf_init(&m->pc);
+  *out = m;
+  return 0;
+}
+
+/* The health rules of every target: media class from the disk's sysfs,
+ * probes keyed by their job; each target's disk and class logged. */
+static int health_init(dp_monitor_t *m) {
+  const char *disks[m->ntargets];
+  dp_sched_target_state_t st;
+  for (size_t i = 0; i < m->ntargets; i++) {
+    dp_sched_target_state(m->sched, i, &st);
+    disks[i] = st.disk;
+  }
+  int rc = dp_health_from_conf(&m->health, &m->pc, m->targets, m->ntargets,
+                               disks, m->sysroot);
+  if (rc < 0) {
+    LOG_PLAIN(m, LOG_ERR, "cannot set up the health rules: %s", strerror(-rc));
+    return rc;
+  }
+  for (size_t i = 0; i < m->ntargets; i++) {
+    const char *model;
+    dp_media_t md = dp_health_media(m->health, i, &model);
+    LOG_PLAIN(m, LOG_INFO, "target \"%s\": disk %s, media class %s%s%s.",
+              m->targets[i].name, disks[i], dp_media_name(md),
+              model[0] ? ", model " : "", model);
+  }
+  return 0;
+}
+
+static int devview_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
+  int rc = dp_devview_new(
+      &m->devview, c->diskstats_path ? c->diskstats_path : "/proc/diskstats",
+      DP_MONITOR_DEVICES_MAX);
+  if (rc < 0)
+    return rc;
+  dp_devview_set_sysroot(m->devview, m->sysroot);
+  for (size_t i = 0; i < c->nglobs; i++)
+    if (dp_devview_watch(m->devview, c->device_globs[i]) != 0) {
+      LOG_PLAIN(m, LOG_ERR,
+                "Option \"DeviceStats\": value %zu (\"%s\") is invalid: "
+                "allowed kernel device names or globs (\"sda\", "
+                "\"nvme*n1\"), not paths.",
+                i + 1, c->device_globs[i]);
+      return -EINVAL;
+    }
+  return 0;
+}
+
+static int sched_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
+  dp_sched_conf_t sc;
+  dp_sched_conf_init(&sc);
+  sc.duty_cycle_percent = m->pc.duty_cycle_percent;
+  sc.splay = m->pc.splay;
+  sc.sysroot = m->sysroot;
+  sc.queue_len = c->queue_len;
+  sc.now_ns = c->now_ns;
+  sc.clock_arg = c->clock_arg;
+  sc.on_event = on_event;
+  sc.event_arg = m;
+  sc.thread_create = c->thread_create;
+  int rc = dp_sched_new(&m->sched, &sc, m->targets, m->ntargets);
+  if (rc < 0) {
+    LOG_PLAIN(m, LOG_ERR, "cannot set up the scheduler: %s", strerror(-rc));
+    return rc;
+  }
+  m->scratch = calloc(dp_sched_max_samples(m->sched), sizeof(*m->scratch));
+  /* as many as the scheduler's most workers */
+  m->saturated = calloc(m->ntargets + 1, sizeof(int));
+  return m->scratch && m->saturated ? 0 : -ENOMEM;
+}
+
+static void state_path_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
+  const char *dir = m->pc.state_dir[0] ? m->pc.state_dir : c->state_dir;
+  if (dir != NULL)
+    snprintf(m->state_path, sizeof(m->state_path), "%s/diskprobe-health.state",
+             dir);
+}
+
+int dp_monitor_new(dp_monitor_t **out, const dp_monitor_conf_t *c,
+                   const dp_monitor_sink_t *sink) {
+  *out = NULL;
+  if (c->ntargets == 0 || c->targets == NULL)
+    return -EINVAL;
+  dp_monitor_t *m;
+  int rc = monitor_alloc(&m, sink, c->host, c->ntargets);
+  if (rc < 0)
+    return rc;
+  if (c->plugin)
+    m->pc = *c->plugin;
+  memcpy(m->targets, c->targets, c->ntargets * sizeof(*m->targets));
+  for (size_t i = 0; i < c->ntargets; i++)
+    snprintf(m->target_names[i], DP_NAME_MAX, "%s", c->targets[i].name);
+  m->sysroot = c->sysroot ? c->sysroot : "/sys";
+  m->read_interval_ns = c->read_interval_ns;
+  m->now_ns = c->now_ns;
+  m->clock_arg = c->clock_arg;
+  char err[PATH_MAX + 256];
+  if (dp_conf_check_duplicates(m->targets, m->ntargets, err, sizeof(err)) !=
+      0) {
+    LOG_PLAIN(m, LOG_ERR, "%s", err);
+    rc = -EINVAL;
+  }
+  if (rc == 0)
+    rc = devview_init(m, c);
+  if (rc == 0)
+    rc = sched_init(m, c);
+  if (rc == 0)
+    rc = health_init(m);
+  if (rc < 0) {
+    dp_monitor_free(m);
+    return rc;
+  }
+  state_path_init(m, c);
+  state_load(m);
+  *out = m;
+  return 0;
+}
+
+int dp_monitor_new_offline(dp_monitor_t **out, const dp_health_conf_t *hc,
+                           const dp_monitor_offline_target_t *t, size_t n,
+                           const char *host, const dp_monitor_sink_t *sink) {
+  *out = NULL;
+  if (n == 0)
+    return -EINVAL;
+  dp_monitor_t *m;
+  int rc = monitor_alloc(&m, sink, host, n);
+  if (rc < 0)
+    return rc;
+  dp_health_conf_t dflt;
+  dp_health_conf_init(&dflt);
+  rc = dp_health_new(&m->health, hc ? hc : &dflt, n);
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    if (t[i].nprobes == 0 || t[i].nprobes > DP_PROBES_MAX) {
+      rc = -EINVAL;
+      break;
+    }
+    snprintf(m->target_names[i], DP_NAME_MAX, "%s", t[i].name);
+    snprintf(m->targets[i].name, DP_NAME_MAX, "%s", t[i].name);
+    m->targets[i].nprobes = t[i].nprobes;
+    for (size_t k = 0; k < t[i].nprobes; k++)
+      snprintf(m->targets[i].probes[k].name, DP_NAME_MAX, "%s",
+               t[i].probe_names[k]);
+    rc = dp_health_set_target(m->health, i, t[i].name, t[i].nprobes,
+                              t[i].probe_names, t[i].probe_names, t[i].media,
+                              t[i].model ? t[i].model : "", t[i].ceiling_s);
+  }
+  if (rc < 0) {
+    dp_monitor_free(m);
+    return rc;
+  }
+  *out = m;
+  return 0;
+}
+
+int dp_monitor_start(dp_monitor_t *m) {
+  int rc = dp_sched_start(m->sched);
+  if (rc < 0)
+    LOG_PLAIN(m, LOG_ERR, "cannot start the probe workers: %s", strerror(-rc));
+  return rc;
+}
+
+int dp_monitor_wait(dp_monitor_t *m, uint64_t deadline_ns) {
+  return dp_sched_wait(m->sched, deadline_ns);
+}
+
+dp_sched_t *dp_monitor_sched(dp_monitor_t *m) { return m->sched; }
+
+int dp_monitor_stop(dp_monitor_t *m) {
+  if (m->stopped)
+    return m->leaked;
+  m->stopped = 1;
+  if (m->sched != NULL) {
+    uint64_t t0 = dp_now_ns();
+    m->leaked = dp_sched_stop(m->sched);
+    LOG_PLAIN(m, LOG_INFO, "shut down in %.1f s%s.",
+              (double)(dp_now_ns() - t0) / 1e9,
+              m->leaked ? ", leaving a worker stuck on a hung disk" : "");
+  }
+  if (m->health != NULL && !m->leaked)
+    state_save(m);
+  return m->leaked;
+}
+
+void dp_monitor_free(dp_monitor_t *m) {
+  if (m == NULL)
+    return;
+  if (m->leaked) {
+    /* a stuck worker still reads the targets' configuration and the
+     * scheduler's buffers: free only what it cannot touch */
+    dp_sched_free(m->sched);
+    return;
+  }
+  dp_sched_free(m->sched);
+  free(m->scratch);
+  free(m->saturated);
+  dp_devview_free(m->devview);
+  dp_health_free(m->health);
+  dp_peers_free(m->peers);
+  free(m->targets);
+  free(m->target_names);
+  free(m);
+}
+
+int dp_monitor_glob_check(const char *glob) {
+  return dp_devview_glob_check(glob);
+}

@@ -1,0 +1,364 @@
+/*
+ * test_monitor.c - the monitoring pipeline (src/monitor.c) with a
+ * recording sink: offline, the judging part replay and the plugin share
+ * (a skipped probe is not measured, a changed verdict is one notice with
+ * the host and the rule, every round's values); live, one round on a fake
+ * clock over a real probe file and a fake kernel AIO (libaio replaced
+ * through -Wl,--wrap), with a fixture /proc/diskstats: the probe's values,
+ * its verdict, the device view and every target's per-read values reach
+ * the sink. The real path (the real collectd, watch and replay on loop
+ * devices) is tests/shell/monitor_agree.sh and tests/shell/collectd_*.sh.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libaio.h>
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "clock.h"
+#include "monitor.h"
+
+/* ---- a fake kernel: every I/O completes at the next io_getevents ---- */
+
+static struct {
+  pthread_mutex_t lock;
+  struct iocb *q[1024];
+  unsigned qn;
+} fk = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t fake_now = 1000 * DP_NS_PER_S;
+
+static uint64_t fake_clock(void *arg) {
+  (void)arg;
+  return __atomic_load_n(&fake_now, __ATOMIC_SEQ_CST);
+}
+
+int __wrap_io_setup(int nr, io_context_t *ctx) {
+  (void)nr;
+  *ctx = (io_context_t)1;
+  return 0;
+}
+
+int __wrap_io_destroy(io_context_t ctx) {
+  (void)ctx;
+  return 0;
+}
+
+int __wrap_io_submit(io_context_t ctx, long n, struct iocb **cbs) {
+  (void)ctx;
+  pthread_mutex_lock(&fk.lock);
+  for (long i = 0; i < n; i++)
+    fk.q[fk.qn++] = cbs[i];
+  pthread_mutex_unlock(&fk.lock);
+  return (int)n;
+}
+
+int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
+                        struct io_event *ev, struct timespec *ts) {
+  (void)ctx, (void)min_nr, (void)ts;
+  pthread_mutex_lock(&fk.lock);
+  long n = 0;
+  while (fk.qn > 0 && n < nr) {
+    memset(&ev[n], 0, sizeof(ev[n]));
+    ev[n].obj = fk.q[--fk.qn];
+    ev[n].res = ev[n].obj->u.c.nbytes;
+    n++;
+  }
+  pthread_mutex_unlock(&fk.lock);
+  return (int)n;
+}
+
+/* ---- a recording sink ---------------------------------------------------- */
+
+typedef struct {
+  char instance[80], type[64], type_instance[80];
+  size_t n;
+  double v0;
+} rec_value_t;
+
+typedef struct {
+  rec_value_t values[512];
+  size_t nvalues;
+  dp_monitor_notice_t notices[16];
+  char messages[16][1024];
+  size_t nnotices;
+  dp_health_verdict_t verdicts[64];
+  size_t nverdicts;
+  size_t nsamples, ndevices, nlogs;
+} rec_t;
+
+static void rec_value(const dp_monitor_value_t *v, void *arg) {
+  rec_t *r = arg;
+  if (r->nvalues == sizeof(r->values) / sizeof(r->values[0]))
+    return;
+  rec_value_t *x = &r->values[r->nvalues++];
+  snprintf(x->instance, sizeof(x->instance), "%s", v->instance);
+  snprintf(x->type, sizeof(x->type), "%s", v->type);
+  snprintf(x->type_instance, sizeof(x->type_instance), "%s", v->type_instance);
+  x->n = v->n;
+  x->v0 = v->derive ? (double)v->v[0].counter : v->v[0].gauge;
+}
+
+static void rec_notice(const dp_monitor_notice_t *n, void *arg) {
+  rec_t *r = arg;
+  if (r->nnotices == 16)
+    return;
+  snprintf(r->messages[r->nnotices], 1024, "%s", n->message);
+  r->notices[r->nnotices] = *n;
+  r->notices[r->nnotices].message = r->messages[r->nnotices];
+  r->nnotices++;
+}
+
+static void rec_verdict(const dp_monitor_verdict_t *v, void *arg) {
+  rec_t *r = arg;
+  if (r->nverdicts < 64)
+    r->verdicts[r->nverdicts++] = *v->v;
+}
+
+static void rec_sample(const dp_sched_sample_t *s, uint64_t t,
+                       const dp_sched_target_state_t *st, void *arg) {
+  (void)s, (void)t, (void)st;
+  ((rec_t *)arg)->nsamples++;
+}
+
+static void rec_device(const dp_diskstats_metrics_t *m,
+                       const dp_peers_disk_t *p, uint64_t t, void *arg) {
+  (void)m, (void)p, (void)t;
+  ((rec_t *)arg)->ndevices++;
+}
+
+static void rec_log(const dp_monitor_log_t *l, void *arg) {
+  (void)l;
+  ((rec_t *)arg)->nlogs++;
+}
+
+static dp_monitor_sink_t rec_sink(rec_t *r) {
+  memset(r, 0, sizeof(*r));
+  return (dp_monitor_sink_t){.arg = r,
+                             .value = rec_value,
+                             .notice = rec_notice,
+                             .log = rec_log,
+                             .sample = rec_sample,
+                             .verdict = rec_verdict,
+                             .device = rec_device};
+}
+
+/* The last value of a series, or NAN with found 0. */
+static double last_value(const rec_t *r, const char *instance, const char *type,
+                         const char *ti, int *found) {
+  *found = 0;
+  double v = NAN;
+  for (size_t i = 0; i < r->nvalues; i++)
+    if (strcmp(r->values[i].instance, instance) == 0 &&
+        strcmp(r->values[i].type, type) == 0 &&
+        strcmp(r->values[i].type_instance, ti) == 0) {
+      *found = 1;
+      v = r->values[i].v0;
+    }
+  return v;
+}
+
+/* ---- offline: the judging part ------------------------------------------ */
+
+static const char *const probes[] = {"randread-qd1", "randread-qd32"};
+
+static dp_monitor_t *offline(rec_t *r, dp_monitor_sink_t *sink) {
+  dp_health_conf_t hc;
+  dp_health_conf_init(&hc);
+  hc.arm_rounds = 5;
+  hc.horizon_rounds = 20;
+  dp_monitor_offline_target_t t = {.name = "db",
+                                   .nprobes = 2,
+                                   .probe_names = probes,
+                                   .media = DP_MEDIA_SSD,
+                                   .model = "M1"};
+  *sink = rec_sink(r);
+  dp_monitor_t *m;
+  assert_int_equal(dp_monitor_new_offline(&m, &hc, &t, 1, "h1", sink), 0);
+  return m;
+}
+
+/* One round: QD1 at p50 p1 s, QD32 at qd32_iops (0 ops: skipped). */
+static int round_of(dp_monitor_t *m, uint64_t round, double p1,
+                    double qd32_iops, uint64_t qd32_ops) {
+  dp_monitor_obs_t a = dp_monitor_obs(0, 1000, 0, 1.0 / p1, p1, p1, 0, 0);
+  dp_monitor_obs_t b =
+      dp_monitor_obs(1, qd32_ops, 0, qd32_iops, 200e-6, 200e-6, 0, 1);
+  uint64_t t = round * 60 * DP_NS_PER_S;
+  assert_int_equal(dp_monitor_feed(m, 0, &a, round, t, 60 * DP_NS_PER_S, NULL),
+                   0);
+  return dp_monitor_feed(m, 0, &b, round, t, 60 * DP_NS_PER_S, NULL);
+}
+
+/* A probe that did no I/O, did not stall and saw no error was skipped:
+ * its slowdown is not measured (NaN), and the round is not a FAILURE. A
+ * probe that did no I/O because of errors is measured (IOPS 0). */
+static void test_skipped_probe_not_measured(void **state) {
+  (void)state;
+  rec_t r;
+  dp_monitor_sink_t sink;
+  dp_monitor_t *m = offline(&r, &sink);
+  for (uint64_t k = 1; k <= 10; k++)
+    assert_int_equal(round_of(m, k, 100e-6, 5000, 1250), 1);
+  assert_true(r.verdicts[9].armed);
+  assert_int_equal(round_of(m, 11, 100e-6, 0, 0), 1);
+  const dp_health_verdict_t *v = &r.verdicts[10];
+  assert_int_equal(v->level, DP_HEALTH_OK);
+  assert_true(isnan(v->probe_slowdown[1]));
+  int found;
+  assert_true(isnan(last_value(&r, "db", "slowdown", "randread-qd32", &found)));
+  assert_true(found);
+
+  dp_monitor_obs_t o = dp_monitor_obs(1, 0, 0, 0, NAN, NAN, 3, 1);
+  assert_false(isnan(o.iops)); /* errors: measured, IOPS 0 */
+  o = dp_monitor_obs(1, 0, 1, 0, NAN, NAN, 0, 1);
+  assert_false(isnan(o.iops)); /* stalled: measured */
+  dp_monitor_free(m);
+}
+
+/* A verdict that changes is one notice: its severity, the target as
+ * instance, "health" and the rule, the host in the words; every round
+ * emits the verdict's values. */
+static void test_changed_verdict_notice(void **state) {
+  (void)state;
+  rec_t r;
+  dp_monitor_sink_t sink;
+  dp_monitor_t *m = offline(&r, &sink);
+  for (uint64_t k = 1; k <= 10; k++)
+    round_of(m, k, 100e-6, 5000, 1250);
+  assert_int_equal(r.nnotices, 0);
+  round_of(m, 11, 1000e-6, 5000, 1250); /* 10x on QD1 */
+  round_of(m, 12, 1000e-6, 5000, 1250);
+  assert_int_equal(r.nnotices, 1);
+  assert_int_equal(r.notices[0].severity, DP_MONITOR_WARNING);
+  assert_string_equal(r.notices[0].instance, "db");
+  assert_string_equal(r.notices[0].type, "health");
+  assert_string_equal(r.notices[0].type_instance, "baseline");
+  assert_non_null(strstr(r.notices[0].message, "host h1"));
+  int found;
+  assert_float_equal(last_value(&r, "db", "target_health", "level", &found),
+                     DP_HEALTH_WARNING, 0);
+  assert_true(found);
+  assert_float_equal(last_value(&r, "db", "armed", "armed", &found), 1, 0);
+  double s = last_value(&r, "db", "slowdown", "round", &found);
+  assert_true(s > 8 && s < 12);
+  /* back: one OKAY */
+  for (uint64_t k = 13; k <= 17; k++)
+    round_of(m, k, 100e-6, 5000, 1250);
+  assert_int_equal(r.nnotices, 2);
+  assert_int_equal(r.notices[1].severity, DP_MONITOR_OKAY);
+  dp_monitor_free(m);
+}
+
+/* ---- live: one round through the whole pipeline -------------------------- */
+
+static char dir[64];
+
+static int live_setup(void **state) {
+  (void)state;
+  snprintf(dir, sizeof(dir), "/tmp/dp-test-monitor-XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int live_teardown(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A /proc/diskstats with the probe directory's own disk twice as busy at
+ * each read: written before each read. */
+static void write_diskstats(const char *path, const char *disk, unsigned k) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, " 253 0 %s %u 0 %u %u %u 0 %u %u 0 %u %u 0 0 0 0 0 0\n", disk,
+          1000 * k, 16000 * k, 500 * k, 100 * k, 800 * k, 50 * k, 400 * k,
+          550 * k);
+  fclose(f);
+}
+
+static void test_live_round(void **state) {
+  (void)state;
+  dp_target_conf_t t;
+  char err[256], path[128], ds[128];
+  dp_target_conf_init(&t, "t1");
+  snprintf(path, sizeof(path), "%s/probe", dir);
+  mkdir(path, 0700);
+  assert_int_equal(dp_target_conf_set(&t, "Path", path, err, sizeof(err)), 0);
+  assert_int_equal(dp_target_conf_set(&t, "FileSize", "4M", err, sizeof(err)),
+                   0);
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
+  dp_plugin_conf_t pc;
+  dp_plugin_conf_init(&pc);
+  pc.splay = 0;
+  snprintf(ds, sizeof(ds), "%s/diskstats", dir);
+  rec_t r;
+  dp_monitor_sink_t sink = rec_sink(&r);
+  dp_monitor_conf_t mc = {.plugin = &pc,
+                          .targets = &t,
+                          .ntargets = 1,
+                          .host = "h1",
+                          .read_interval_ns = 10 * DP_NS_PER_S,
+                          .now_ns = fake_clock,
+                          .diskstats_path = ds};
+  dp_monitor_t *m;
+  /* the disk's name is known once the scheduler resolved it */
+  write_diskstats(ds, "none", 1);
+  assert_int_equal(dp_monitor_new(&m, &mc, &sink), 0);
+  dp_sched_t *s = dp_monitor_sched(m);
+  const char *disk = dp_sched_worker_disk(s, 0);
+  write_diskstats(ds, disk, 1);
+  dp_monitor_read(m, 1 * DP_NS_PER_S); /* first sample of the view */
+  dp_sched_step(s, 0, 0);              /* one round: 3 probes */
+  __atomic_add_fetch(&fake_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
+  write_diskstats(ds, disk, 2);
+  dp_monitor_read(m, 11 * DP_NS_PER_S);
+
+  assert_int_equal(r.nsamples, 3);
+  assert_int_equal(r.nverdicts, 1);
+  int found;
+  double iops =
+      last_value(&r, "t1", "operations_per_second", "randread-qd1", &found);
+  assert_true(found && iops > 0);
+  last_value(&r, "t1", "probe_latency", "seqread", &found);
+  assert_true(found);
+  last_value(&r, "t1", "target_health", "level", &found);
+  assert_true(found);
+  assert_float_equal(last_value(&r, "t1", "stalled", "stalled", &found), 0, 0);
+  assert_true(found);
+  assert_float_equal(last_value(&r, "t1", "target_device", disk, &found), 1, 0);
+  assert_true(found);
+  if (strchr(disk, ':') == NULL) { /* a disk with statistics */
+    char in[80];
+    snprintf(in, sizeof(in), "dev-%s", disk);
+    double rd = last_value(&r, in, "operations_per_second", "read", &found);
+    assert_true(found);
+    assert_float_equal(rd, 100.0, 1e-6); /* 1000 reads in 10 s */
+    assert_int_equal(r.ndevices, 1);
+  }
+  assert_true(r.nlogs > 0); /* the disk, its class, the layout */
+  assert_int_equal(dp_monitor_stop(m), 0);
+  dp_monitor_free(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_skipped_probe_not_measured),
+      cmocka_unit_test(test_changed_verdict_notice),
+      cmocka_unit_test_setup_teardown(test_live_round, live_setup,
+                                      live_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
