@@ -593,9 +593,20 @@ void dp_health_describe(const dp_health_t *h, size_t i,
   fmt_s(t->last_p50, now, sizeof(now));
   thr[0] = '\0';
   if (v->level == DP_HEALTH_OK) {
-    snprintf(buf, len,
-             "target %s (%s): OKAY: back to its baseline (slowdown %.2fx)",
-             t->name, dp_media_name(t->media), v->slowdown);
+    /* no "nanx": a slowdown is said only where there is one */
+    if (!v->armed)
+      snprintf(buf, len,
+               "target %s (%s): %s: learning its baseline (%u of %u rounds)",
+               t->name, dp_media_name(t->media),
+               v->changed ? "OKAY: back to normal" : "OK", v->baseline_rounds,
+               c->arm_rounds);
+    else if (v->changed)
+      snprintf(buf, len,
+               "target %s (%s): OKAY: back to its baseline (slowdown %.2fx)",
+               t->name, dp_media_name(t->media), v->slowdown);
+    else
+      snprintf(buf, len, "target %s (%s): OK: slowdown %.2fx its baseline",
+               t->name, dp_media_name(t->media), v->slowdown);
     return;
   }
   switch (v->why) {

@@ -106,8 +106,11 @@ static void watch_log(const dp_monitor_log_t *l, void *arg) {
     }
     pthread_mutex_unlock(&w->lock);
   }
-  /* an open is retried every round: say so the 1st, 2nd, 4th ... time */
+  /* an open is retried every round: say so the 1st, 2nd, 4th ... time;
+   * the monitor's own notes (the disk's class, fail-slow groups, shut
+   * down) are for a daemon's log, not a terminal */
   if (l->level >= LOG_DEBUG || l->event == DP_SCHED_WORKER_STARTED ||
+      (l->event < 0 && l->level >= LOG_INFO) ||
       (l->repeated & (l->repeated - 1)) != 0)
     return;
   fprintf(stderr, "diskprobe watch: %s\n", l->line);

@@ -113,18 +113,24 @@ else
   fail "watch --count 2: rc $rc, $lines lines: $(cat "$d/watch.txt" "$d/watch.err")"
 fi
 
-# JSON: run's keys plus time and target; a path with '"' and '\' escaped.
+# JSON: run's keys plus time and target; a path with '"' and '\' escaped;
+# after each round's probe line its verdict (the plugin's).
 odd="$d/we\"ird\\dir"
 # shellcheck disable=SC2086
 "$DISKPROBE" watch --count 2 $fast --format json "$odd" >"$d/watch.json" 2>"$d/watch.err" || fail "watch --format json: $(cat "$d/watch.err")"
-python3 - "$d/watch.json" "$odd/diskprobe.probe" <<'PY' && pass "watch --format json: 2 lines, run's keys, time, escaped target" || fail "watch JSON: $(cat "$d/watch.json")"
+python3 - "$d/watch.json" "$odd/diskprobe.probe" <<'PY' && pass "watch --format json: 2 probe lines, run's keys, time, escaped target, a verdict per round" || fail "watch JSON: $(cat "$d/watch.json")"
 import json, sys, time
 lines = open(sys.argv[1]).read().splitlines()
 need = ["target", "device", "pattern", "block_size", "queue_depth", "ops", "bytes", "elapsed_s",
         "iops", "bytes_per_second", "latency_s", "achieved_queue_depth", "errors", "stalled",
         "cpu_s", "wall_s", "time", "probe", "round"]
-ds = [json.loads(l) for l in lines]
-ok = len(ds) == 2 and all(all(k in d for k in need) for d in ds)
+every = [json.loads(l) for l in lines]
+ds = [d for d in every if "probe" in d]
+vs = [d for d in every if "verdict" in d]
+ok = len(vs) == 2 and [v["round"] for v in vs] == [1, 2]
+ok = ok and all(v["verdict"]["level"] == "ok" and v["verdict"]["armed"] is False
+                and v["target"] == sys.argv[2] for v in vs)
+ok = ok and len(ds) == 2 and all(all(k in d for k in need) for d in ds)
 ok = ok and all(d["target"] == sys.argv[2] for d in ds) and [d["round"] for d in ds] == [1, 2]
 ok = ok and all(abs(d["time"] - time.time()) < 60 and d["ops"] > 0 for d in ds)
 sys.exit(0 if ok else 1)
@@ -132,7 +138,7 @@ PY
 
 # No probe flag: the plugin's default probe set.
 "$DISKPROBE" watch --count 1 --interval 2s --duty-cycle 100 --file-size 16m --format json "$d/w" 2>/dev/null |
-  python3 -c 'import json,sys; p=[json.loads(l)["probe"] for l in sys.stdin]; sys.exit(0 if p==["randread-qd1","randread-qd32","seqread"] else 1)' &&
+  python3 -c 'import json,sys; p=[json.loads(l)["probe"] for l in sys.stdin if "\"probe\"" in l]; sys.exit(0 if p==["randread-qd1","randread-qd32","seqread"] else 1)' &&
   pass "watch without probe flags runs the default probe set" || fail "watch default probe set"
 
 # Ctrl-C stops at once with exit 0 and a summary.

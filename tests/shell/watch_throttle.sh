@@ -18,7 +18,7 @@ throttle "$cg" "$dev" read_iops $IOPS
 # median IOPS of the JSON lines in FILE (one per round)
 median_iops() {
   python3 -c 'import json,sys,statistics
-v=[json.loads(l)["iops"] for l in open(sys.argv[1]) if l.strip()]
+v=[json.loads(l)["iops"] for l in open(sys.argv[1]) if "\"probe\"" in l]
 print(statistics.median(v) if v else "none")' "$1"
 }
 
