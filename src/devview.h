@@ -13,7 +13,7 @@
 #define DP_DEVVIEW_H
 
 #include "diskstats.h"
-#include "engine.h"
+#include "vocab.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -52,13 +52,7 @@ int dp_devview_read(dp_devview_t *v, uint64_t now_ns,
                     dp_devview_counter_fn counter_of, void *arg,
                     const dp_diskstats_metrics_t **out);
 
-/* The namespace of the device view. A target's values are named by the
- * target ("diskprobe-root/operations_per_second-randread-qd1"), a device's
- * by this prefix and its kernel name ("diskprobe-dev-vda/
- * operations_per_second-read"); target names may not begin with it
- * (dp_target_conf_finish refuses them), so a Target "vda" with a probe
- * "read" and the device view of vda cannot write the same series. */
-#define DP_DEVVIEW_PREFIX "dev-"
+/* Device values are named with DP_DEVVIEW_PREFIX (vocab.h). */
 
 /* One value of a device's view, named as the metric catalogue (README)
  * names it: collectd type and type instance. */

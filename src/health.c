@@ -60,8 +60,6 @@ struct dp_health {
 static const char *const rule_names[DP_RULE_COUNT] = {
     "baseline", "ceiling", "peers", "stall", "errors", "failslow"};
 static const char *const level_names[] = {"ok", "warning", "failure"};
-static const char *const media_names[DP_MEDIA_COUNT] = {
-    "unknown", "nvme", "ssd", "hdd", "virtual"};
 static const double media_ceilings[DP_MEDIA_COUNT] = {0.050, 0.002, 0.005,
                                                       0.050, 0.020};
 
@@ -70,9 +68,6 @@ const char *dp_health_rule_name(dp_health_rule_t r) {
 }
 const char *dp_health_level_name(dp_health_level_t l) {
   return l <= DP_HEALTH_FAILURE ? level_names[l] : "?";
-}
-const char *dp_media_name(dp_media_t m) {
-  return m < DP_MEDIA_COUNT ? media_names[m] : "?";
 }
 double dp_media_ceiling_s(dp_media_t m) {
   return m < DP_MEDIA_COUNT ? media_ceilings[m] : media_ceilings[0];

@@ -112,15 +112,6 @@ typedef enum {
 const char *dp_health_rule_name(dp_health_rule_t r);   /* "baseline" ... */
 const char *dp_health_level_name(dp_health_level_t l); /* "ok" ... */
 
-typedef enum {
-  DP_MEDIA_UNKNOWN = 0,
-  DP_MEDIA_NVME,
-  DP_MEDIA_SSD,
-  DP_MEDIA_HDD,
-  DP_MEDIA_VIRTUAL, /* virtio, xen, iSCSI, network block devices */
-  DP_MEDIA_COUNT
-} dp_media_t;
-const char *dp_media_name(dp_media_t m); /* "nvme", "ssd", ... */
 /* The default ceiling of the first probe's p50 for a class, seconds. */
 double dp_media_ceiling_s(dp_media_t m);
 

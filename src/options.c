@@ -1,7 +1,7 @@
 /* options.c - the option table and what reads it; see options.h. */
 #define _GNU_SOURCE
 #include "options.h"
-#include "conf.h"
+#include "conftypes.h"
 #include "units.h"
 
 #include <errno.h>
@@ -465,11 +465,35 @@ void dp_option_allowed(const dp_option_t *o, char *buf, size_t len) {
   }
 }
 
-/* The default probe set in words, from dp_target_conf_default_probes. */
+size_t dp_options_default_probes(dp_probe_conf_t out[DP_PROBES_MAX]) {
+  /* in config terms, through the same table as a Probe block */
+  static const char *const defs[][5] = {
+      /* name, Pattern, BlockSize, QueueDepth, Duration */
+      {"randread-qd1", "randread", "8k", "1", "0.5"},
+      {"randread-qd32", "randread", "8k", "32", "0.25"},
+      {"seqread", "seqread", "1M", "4", "0.25"}};
+  static const char *const keys[] = {"Pattern", "BlockSize", "QueueDepth",
+                                     "Duration"};
+  char err[256];
+  size_t n = sizeof(defs) / sizeof(defs[0]);
+  for (size_t i = 0; i < n; i++) {
+    dp_probe_conf_t *p = &out[i];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "%s", defs[i][0]);
+    dp_options_defaults(DP_SCOPE_PROBE, p);
+    for (size_t k = 0; k < 4; k++)
+      (void)dp_option_set(dp_option_find(DP_SCOPE_PROBE, keys[k]), p,
+                          defs[i][k + 1], err, sizeof(err));
+  }
+  return n;
+}
+
+/* The default probe set in words, from dp_options_default_probes. */
 static void print_default_probes(FILE *f) {
   dp_target_conf_t t;
-  dp_target_conf_init(&t, "x");
-  dp_target_conf_default_probes(&t);
+  memset(&t, 0, sizeof(t));
+  dp_options_defaults(DP_SCOPE_TARGET, &t);
+  t.nprobes = dp_options_default_probes(t.probes);
   fprintf(f, "A target without `<Probe>` blocks runs the default set: ");
   uint64_t total_ns = 0;
   for (size_t i = 0; i < t.nprobes; i++) {
