@@ -404,7 +404,7 @@ static void diskprobe_peers(diskprobe_ctx_t *ctx,
   if (!ctx->peers_tried) {
     ctx->peers_tried = 1;
     double win = (double)ctx->conf.failslow_window_ns / 1e9;
-    int rc = dp_peers_new(&ctx->peers, m, (size_t)n, "/sys",
+    int rc = dp_peers_new(&ctx->peers, m, (size_t)n, NULL,
                           CDTIME_T_TO_DOUBLE(ivl), win);
     if (rc == 0)
       INFO(PLUGIN_NAME " plugin: fail-slow: %zu disk(s) in peer groups of "
@@ -535,7 +535,7 @@ static int diskprobe_health_init(diskprobe_ctx_t *ctx) {
     disks[i] = st.disk;
   }
   int rc = dp_health_from_conf(&ctx->health, &ctx->conf, ctx->targets,
-                               ctx->ntargets, disks, "/sys");
+                               ctx->ntargets, disks, NULL);
   if (rc < 0) {
     ERROR(PLUGIN_NAME " plugin: cannot set up the health rules: %s",
           strerror(-rc));

@@ -24,9 +24,11 @@ typedef struct dp_devview dp_devview_t;
  * devices. -ENOMEM. */
 int dp_devview_new(dp_devview_t **out, const char *path, size_t max_devices);
 
-/* Where sysfs is ("/sys" unless set; a fixture tree in tests): a watched
+/* Where sysfs is (DP_SYSROOT_DEFAULT unless set, or set to NULL; a fixture
+ * tree in tests): a watched
  * device whose /sys/class/block/NAME/size is 0 (an unattached loop device,
- * an empty card reader) is left out -- its metrics would all be NaN. */
+ * an empty card reader) is left out -- its metrics would all be NaN
+ * (dp_blockdev_sectors). */
 void dp_devview_set_sysroot(dp_devview_t *v, const char *sysroot);
 
 /* Watches the devices matching a kernel-name glob ("sda", "nvme*n1");

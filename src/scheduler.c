@@ -1,6 +1,7 @@
 /* scheduler.c - the probe scheduler; see scheduler.h for the contract. */
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #include "scheduler.h"
+#include "blockdev.h"
 #include "clock.h"
 #include "job.h"
 #include "rng.h"
@@ -83,7 +84,7 @@ void dp_sched_conf_init(dp_sched_conf_t *c) {
   memset(c, 0, sizeof(*c));
   c->duty_cycle_percent = 2;
   c->splay = 1;
-  c->sysroot = "/sys";
+  c->sysroot = DP_SYSROOT_DEFAULT;
   c->queue_len = DP_SCHED_QUEUE_DEFAULT;
   c->join_grace_ns = 5 * DP_NS_PER_S;
 }
@@ -146,8 +147,8 @@ static dev_t target_disk(const dp_sched_t *s, const dp_target_conf_t *tc,
     snprintf(name, len, UNRESOLVED_DISK);
     return 0;
   }
-  dp_device_t dev;
-  if (dp_device_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0) {
+  dp_blockdev_t dev;
+  if (dp_blockdev_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0) {
     snprintf(name, len, "%s", dev.disk);
     return makedev(dev.disk_major, dev.disk_minor);
   }
@@ -258,8 +259,6 @@ int dp_sched_new(dp_sched_t **out, const dp_sched_conf_t *c,
   if (s == NULL)
     return -ENOMEM;
   s->c = *c;
-  if (s->c.sysroot == NULL)
-    s->c.sysroot = "/sys";
   if (s->c.queue_len == 0)
     s->c.queue_len = DP_SCHED_QUEUE_DEFAULT;
   if (s->c.join_grace_ns == 0)
@@ -353,8 +352,8 @@ static int moved_filesystem(dp_sched_t *s, target_t *t) {
   if (d == 0 || d == t->home_dev)
     return 0;
   char name[64], msg[320];
-  dp_device_t dev;
-  if (dp_device_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0)
+  dp_blockdev_t dev;
+  if (dp_blockdev_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0)
     snprintf(name, sizeof(name), "%s", dev.name);
   else
     snprintf(name, sizeof(name), "%u:%u", major(d), minor(d));

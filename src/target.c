@@ -79,116 +79,10 @@ void dp_target_close(dp_target_t *t) {
   t->fd = -1;
 }
 
-/* Reads a small sysfs attribute as an unsigned long; -1 if absent. */
-static long long read_attr(const char *dir, const char *name) {
-  char p[PATH_MAX];
-  snprintf(p, sizeof(p), "%s/%s", dir, name);
-  FILE *f = fopen(p, "re");
-  if (f == NULL)
-    return -1;
-  long long v = -1;
-  if (fscanf(f, "%lld", &v) != 1)
-    v = -1;
-  fclose(f);
-  return v;
-}
-
-static int read_devnum(const char *dir, unsigned *maj, unsigned *min) {
-  char p[PATH_MAX];
-  snprintf(p, sizeof(p), "%s/dev", dir);
-  FILE *f = fopen(p, "re");
-  if (f == NULL)
-    return -errno;
-  int ok = fscanf(f, "%u:%u", maj, min) == 2;
-  fclose(f);
-  return ok ? 0 : -EINVAL;
-}
-
-/* The first (by name) device a stacked device (device-mapper, MD) is built
- * on, from <dir>/slaves/: 0 and its number, or -ENOENT for a device that
- * is not stacked. */
-static int first_slave(const char *dir, unsigned *maj, unsigned *min) {
-  char p[PATH_MAX], best[256] = "";
-  snprintf(p, sizeof(p), "%s/slaves", dir);
-  DIR *d = opendir(p);
-  if (d == NULL)
-    return -ENOENT;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL)
-    if (de->d_name[0] != '.' &&
-        (best[0] == '\0' || strcmp(de->d_name, best) < 0))
-      snprintf(best, sizeof(best), "%s", de->d_name);
-  closedir(d);
-  if (best[0] == '\0')
-    return -ENOENT;
-  char slave[PATH_MAX];
-  snprintf(slave, sizeof(slave), "%s/slaves/%s", dir, best);
-  return read_devnum(slave, maj, min);
-}
-
-static int resolve_depth(const char *sysroot, unsigned major, unsigned minor,
-                         dp_device_t *out, int depth);
-
-int dp_device_resolve_at(const char *sysroot, unsigned major, unsigned minor,
-                         dp_device_t *out) {
-  return resolve_depth(sysroot, major, minor, out, 0);
-}
-
-static int resolve_depth(const char *sysroot, unsigned major, unsigned minor,
-                         dp_device_t *out, int depth) {
-  memset(out, 0, sizeof(*out));
-  out->rotational = -1;
-  char link[PATH_MAX], real[PATH_MAX];
-  snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sysroot, major, minor);
-  if (realpath(link, real) == NULL)
-    return errno == ENOENT ? -ENODEV : -errno;
-  out->major = major;
-  out->minor = minor;
-  char tmp[PATH_MAX];
-  snprintf(tmp, sizeof(tmp), "%s", real);
-  snprintf(out->name, sizeof(out->name), "%s", basename(tmp));
-
-  char diskdir[PATH_MAX];
-  out->partition = read_attr(real, "partition") > 0;
-  if (out->partition) {
-    snprintf(tmp, sizeof(tmp), "%s", real);
-    snprintf(diskdir, sizeof(diskdir), "%s", dirname(tmp));
-  } else {
-    snprintf(diskdir, sizeof(diskdir), "%s", real);
-  }
-  snprintf(tmp, sizeof(tmp), "%s", diskdir);
-  snprintf(out->disk, sizeof(out->disk), "%s", basename(tmp));
-  if (read_devnum(diskdir, &out->disk_major, &out->disk_minor) < 0) {
-    out->disk_major = major;
-    out->disk_minor = minor;
-  }
-  /* A device-mapper/LVM/MD device: the physical disk is below it. */
-  unsigned smaj, smin;
-  dp_device_t below;
-  if (depth < 8 && first_slave(diskdir, &smaj, &smin) == 0 &&
-      resolve_depth(sysroot, smaj, smin, &below, depth + 1) == 0) {
-    snprintf(out->disk, sizeof(out->disk), "%s", below.disk);
-    out->disk_major = below.disk_major;
-    out->disk_minor = below.disk_minor;
-    out->stacked = 1;
-  }
-  char q[PATH_MAX];
-  snprintf(q, sizeof(q), "%s/queue", diskdir);
-  long long lbs = read_attr(q, "logical_block_size");
-  out->logical_block_size = lbs > 0 ? (uint32_t)lbs : 0;
-  long long rot = read_attr(q, "rotational");
-  out->rotational = rot < 0 ? -1 : rot > 0;
-  return 0;
-}
-
 static void resolve_dev(dp_target_t *t, dev_t d) {
   t->st_dev = d;
-  if (dp_device_resolve_at("/sys", major(d), minor(d), &t->dev) < 0) {
-    memset(&t->dev, 0, sizeof(t->dev));
-    t->dev.rotational = -1;
-    t->dev.major = major(d);
-    t->dev.minor = minor(d);
-  }
+  /* unresolvable: only the number is known (dp_blockdev_unknown) */
+  (void)dp_blockdev_resolve_at(DP_SYSROOT_DEFAULT, major(d), minor(d), &t->dev);
 }
 
 int dp_target_open_block(const char *path, dp_target_t *t) {
@@ -230,7 +124,7 @@ int dp_target_open_block(const char *path, dp_target_t *t) {
 
 /* O_DIRECT alignment of an open file: statx STATX_DIOALIGN where the kernel
  * knows it, else the device's logical block size, else 4096. */
-static uint32_t dio_align(int fd, const dp_device_t *dev) {
+static uint32_t dio_align(int fd, const dp_blockdev_t *dev) {
 #ifdef STATX_DIOALIGN
   struct statx sx;
   if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&

@@ -90,6 +90,8 @@
 #ifndef DP_TARGET_H
 #define DP_TARGET_H
 
+#include "blockdev.h"
+
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -103,18 +105,6 @@
 
 typedef enum { DP_TARGET_FILE = 0, DP_TARGET_BLOCK = 1 } dp_target_kind_t;
 
-/* The block device behind a target, from /sys. */
-typedef struct {
-  unsigned major, minor; /* what holds the data; 0:0 when unknown */
-  char name[64];         /* kernel name, e.g. "vda1"; "" when unknown */
-  unsigned disk_major, disk_minor;
-  char disk[64]; /* the whole disk, e.g. "vda" (== name for a whole disk) */
-  int partition; /* 1 if name is a partition of disk */
-  int stacked;   /* 1 if name is built on other devices (dm, md) */
-  uint32_t logical_block_size; /* bytes; 0 when unknown */
-  int rotational;              /* 1, 0, or -1 when unknown */
-} dp_device_t;
-
 typedef struct {
   dp_target_kind_t kind;
   int fd;               /* O_DIRECT; O_RDONLY for a block device */
@@ -125,7 +115,7 @@ typedef struct {
   uint32_t align;       /* O_DIRECT offset/length/buffer alignment, bytes */
   int laid_out;         /* 1 if this open created or re-laid the file */
   dev_t st_dev;         /* device id that serialises probes */
-  dp_device_t dev;      /* resolved device; dev.name "" if unresolvable */
+  dp_blockdev_t dev;    /* resolved device; dev.name "" if unresolvable */
   char err[256];        /* cause of the last failure */
   int writable;         /* 1: fd is O_RDWR (a probe file opened writable) */
   /* the probe file as it was opened, for dp_target_verify */
@@ -136,20 +126,6 @@ typedef struct {
    * After -ECANCELED: where the next open will resume. */
   uint64_t resumed_bytes;
 } dp_target_t;
-
-/*
- * Resolves major:minor to the kernel's device names using the sysfs tree
- * under `sysroot` ("/sys" on a live system; a fixture tree in tests).
- * `disk` is the physical disk: a partition's parent, and for a stacked
- * device (device-mapper/LVM, MD: its `slaves/`) the disk under its first
- * slave by name, followed down as far as it goes -- two logical volumes on
- * one disk resolve to that disk. (A device striped over several disks is
- * counted as on its first one.)
- * -ENODEV if the device is not a block device known to sysfs (e.g. btrfs
- * and overlayfs anonymous devices).
- */
-int dp_device_resolve_at(const char *sysroot, unsigned major, unsigned minor,
-                         dp_device_t *out);
 
 /*
  * Opens (creating and laying out when needed) the probe file for `path`
