@@ -1,6 +1,7 @@
 /* blockdev.c - block devices from sysfs; see blockdev.h. */
 #define _GNU_SOURCE
 #include "blockdev.h"
+#include "units.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -58,30 +59,12 @@ static int read_line(const char *path, char *buf, size_t len) {
   return 0;
 }
 
-int dp_blockdev_parse_u64(const char *s, uint64_t *out) {
-  uint64_t v = 0;
-  size_t i = 0;
-  if (!isdigit((unsigned char)s[0]))
-    return -EINVAL;
-  for (; isdigit((unsigned char)s[i]); i++) {
-    unsigned d = (unsigned)(s[i] - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return -ERANGE;
-    v = v * 10 + d;
-  }
-  for (; s[i] != '\0'; i++)
-    if (!isspace((unsigned char)s[i]))
-      return -EINVAL;
-  *out = v;
-  return 0;
-}
-
 static int read_u64(const char *path, uint64_t *out) {
   char buf[32];
   int rc = read_line(path, buf, sizeof(buf));
   if (rc == -EOVERFLOW)
     return -ERANGE; /* more than 20 digits, or not a number at all */
-  return rc < 0 ? rc : dp_blockdev_parse_u64(buf, out);
+  return rc < 0 ? rc : dp_parse_uint(buf, out);
 }
 
 int dp_blockdev_attr(const char *sysroot, const char *name, const char *attr,
@@ -102,7 +85,7 @@ int dp_blockdev_attr_u64(const char *sysroot, const char *name,
   int rc = dp_blockdev_attr(sysroot, name, attr, buf, sizeof(buf));
   if (rc == -EOVERFLOW)
     return -ERANGE;
-  return rc < 0 ? rc : dp_blockdev_parse_u64(buf, out);
+  return rc < 0 ? rc : dp_parse_uint(buf, out);
 }
 
 int dp_blockdev_sectors(const char *sysroot, const char *name,
@@ -137,8 +120,8 @@ static int parse_devnum(const char *s, unsigned *maj, unsigned *min) {
     return -EINVAL;
   memcpy(a, s, (size_t)(colon - s));
   a[colon - s] = '\0';
-  if (dp_blockdev_parse_u64(a, &x) < 0 || strchr(a, ' ') != NULL ||
-      dp_blockdev_parse_u64(colon + 1, &y) < 0 || x > UINT_MAX || y > UINT_MAX)
+  if (dp_parse_uint(a, &x) < 0 || strchr(a, ' ') != NULL ||
+      dp_parse_uint(colon + 1, &y) < 0 || x > UINT_MAX || y > UINT_MAX)
     return -EINVAL;
   *maj = (unsigned)x;
   *min = (unsigned)y;

@@ -26,9 +26,10 @@
  *
  * Parsing is strict: an attribute is the file's first line with trailing
  * whitespace removed; a line that does not fit the caller's buffer is
- * refused (-EOVERFLOW), not cut. Integers are decimal digits only (no
- * sign, no leading blanks, nothing after them but whitespace), within
- * 64 bits (-ERANGE), else -EINVAL. No fscanf.
+ * refused (-EOVERFLOW), not cut. Integers go through the project's one
+ * number parser (units.h, dp_parse_uint): decimal digits only, no sign,
+ * no leading blanks, nothing after them, within 64 bits (-ERANGE), else
+ * -EINVAL. No fscanf.
  *
  * Errors: 0 or a negative errno (-ENOENT for a missing file, -ENODEV for
  * a device sysfs does not know). Output strings are the caller's buffers,
@@ -48,10 +49,6 @@
 #define DP_SYSROOT_DEFAULT "/sys"
 
 #define DP_BLOCKDEV_NAME_MAX 64 /* kernel names, "nvme0n1p1" */
-
-/* Parses a decimal unsigned 64-bit integer as above (s must be the whole
- * value; trailing whitespace allowed). 0, -EINVAL or -ERANGE. */
-int dp_blockdev_parse_u64(const char *s, uint64_t *out);
 
 /* SYSROOT/block/NAME/ATTR's first line into buf (see Parsing). NAME is a
  * whole disk's kernel name ("sda"); ATTR may have a path ("queue/

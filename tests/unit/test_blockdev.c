@@ -2,8 +2,9 @@
  * test_blockdev.c - block devices from a sysfs tree: strict attribute
  * parsing, resolution of a device number through partitions and dm/md
  * stacking to its disk, whole-disk tests, media classes and identity.
- * Each test writes its own fixture tree (tests/unit/helpers.h); one reads
- * the live /sys and skips where the test directory has no block device.
+ * (Number parsing itself is test_units'.) Each test writes its own fixture tree
+ * (tests/unit/helpers.h); one reads the live /sys and skips where the test
+ * directory has no block device.
  */
 #include <errno.h>
 #include <limits.h>
@@ -39,43 +40,6 @@ static int teardown(void **state) {
 
 /* ---- strict parsing ------------------------------------------------------
  */
-
-static void test_parse_u64(void **state) {
-  (void)state;
-  static const struct {
-    const char *text;
-    int rc;
-    uint64_t want;
-  } cases[] = {
-      {"0", 0, 0},
-      {"512", 0, 512},
-      {"4096\n", 0, 4096},
-      {"7 \t", 0, 7},
-      {"18446744073709551615", 0, UINT64_MAX},
-      {"18446744073709551616", -ERANGE, 0},
-      {"99999999999999999999999", -ERANGE, 0},
-      {"", -EINVAL, 0},
-      {" 1", -EINVAL, 0},
-      {"-1", -EINVAL, 0},
-      {"+1", -EINVAL, 0},
-      {"12abc", -EINVAL, 0},
-      {"1 2", -EINVAL, 0},
-      {"0x10", -EINVAL, 0},
-      {"none", -EINVAL, 0},
-  };
-  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    uint64_t v = 12345;
-    int rc = dp_blockdev_parse_u64(cases[i].text, &v);
-    if (rc != cases[i].rc)
-      fail_msg("parse \"%s\": expected %d, got %d", cases[i].text, cases[i].rc,
-               rc);
-    if (rc == 0 && v != cases[i].want)
-      fail_msg("parse \"%s\": expected %llu, got %llu", cases[i].text,
-               (unsigned long long)cases[i].want, (unsigned long long)v);
-    if (rc != 0 && v != 12345)
-      fail_msg("parse \"%s\" failed but changed the output", cases[i].text);
-  }
-}
 
 /* Garbage, overlong, empty and missing attribute files. */
 static void test_attr_strict(void **state) {
@@ -121,6 +85,20 @@ static void test_attr_strict(void **state) {
   assert_int_equal(dp_blockdev_attr_u64(root, "sdq", "queue/rotational", &v),
                    0);
   assert_int_equal(v, 1);
+
+  /* numbers: digits and trailing whitespace only */
+  static const struct {
+    const char *text;
+    int rc;
+  } nums[] = {{"4096\n", 0},     {"7 \t\n", 0},     {"0\n1\n", 0},
+              {" 1\n", -EINVAL}, {"+1\n", -EINVAL}, {"0x10\n", -EINVAL},
+              {"\n", -EINVAL},   {"1 2\n", -EINVAL}};
+  for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+    fixture_write(root, "block/sdq/queue/nr_requests", nums[i].text);
+    int rc = dp_blockdev_attr_u64(root, "sdq", "queue/nr_requests", &v);
+    if (rc != nums[i].rc)
+      fail_msg("\"%s\": expected %d, got %d", nums[i].text, nums[i].rc, rc);
+  }
 
   /* what does not parse is unknown in the info, not an error */
   dp_blockdev_info_t in;
@@ -479,7 +457,6 @@ static void test_media_classes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parse_u64),
       cmocka_unit_test_setup_teardown(test_attr_strict, setup, teardown),
       cmocka_unit_test_setup_teardown(test_info_per_kind, setup, teardown),
       cmocka_unit_test_setup_teardown(test_whole_disk, setup, teardown),
