@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define say dp_option_errf
+#define say dp_errf
 
 int dp_conf_name_ok(const char *name) {
   size_t n = strlen(name);

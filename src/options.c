@@ -11,28 +11,20 @@
 
 #define NS_PER_S 1000000000.0
 
-int dp_option_errf(char *err, size_t len, int rc, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, len, fmt, ap);
-  va_end(ap);
-  return rc;
-}
-
 /* Path and Device: exactly one per target, absolute. */
 static int set_path(const dp_option_t *o, void *conf, const char *val,
                     char *err, size_t len) {
   dp_target_conf_t *t = conf;
   if (t->has_path)
-    return dp_option_errf(err, len, -EINVAL,
-                          "Option \"%s\": the target already has a %s; give "
-                          "exactly one Path or Device",
-                          o->key, t->is_device ? "Device" : "Path");
+    return dp_errf(err, len, -EINVAL,
+                   "Option \"%s\": the target already has a %s; give "
+                   "exactly one Path or Device",
+                   o->key, t->is_device ? "Device" : "Path");
   if (val[0] != '/' || strlen(val) >= sizeof(t->path) - 32)
-    return dp_option_errf(err, len, -EINVAL,
-                          "Option \"%s\": value \"%s\" is invalid: allowed "
-                          "an absolute path",
-                          o->key, val);
+    return dp_errf(err, len, -EINVAL,
+                   "Option \"%s\": value \"%s\" is invalid: allowed "
+                   "an absolute path",
+                   o->key, val);
   snprintf(t->path, sizeof(t->path), "%s", val);
   t->is_device = strcasecmp(o->key, "Device") == 0;
   t->has_path = 1;
@@ -43,10 +35,10 @@ static int set_state_dir(const dp_option_t *o, void *conf, const char *val,
                          char *err, size_t len) {
   dp_plugin_conf_t *c = conf;
   if (val[0] != '/' || strlen(val) >= sizeof(c->state_dir) - 32)
-    return dp_option_errf(err, len, -EINVAL,
-                          "Option \"%s\": value \"%s\" is invalid: allowed "
-                          "an absolute path",
-                          o->key, val);
+    return dp_errf(err, len, -EINVAL,
+                   "Option \"%s\": value \"%s\" is invalid: allowed "
+                   "an absolute path",
+                   o->key, val);
   snprintf(c->state_dir, sizeof(c->state_dir), "%s", val);
   return 0;
 }
@@ -356,37 +348,36 @@ int dp_option_set(const dp_option_t *o, void *conf, const char *val, char *err,
         (double)v > o->max || v % o->multiple) {
       dp_format_size((uint64_t)o->min, a, sizeof(a));
       dp_format_size((uint64_t)o->max, b, sizeof(b));
-      return dp_option_errf(err, len, -EINVAL,
-                            "Option \"%s\": value \"%s\" is invalid: allowed "
-                            "%s to %s%s (suffixes k, M, G, T)",
-                            o->key, val, a, b, o->rule ? o->rule : "");
+      return dp_errf(err, len, -EINVAL,
+                     "Option \"%s\": value \"%s\" is invalid: allowed "
+                     "%s to %s%s (suffixes k, M, G, T)",
+                     o->key, val, a, b, o->rule ? o->rule : "");
     }
     store(o, conf, v);
     return 0;
   case DP_OPT_DURATION:
     if (dp_parse_duration(val, &v) < 0 || (double)v < o->min * NS_PER_S ||
         (double)v > o->max * NS_PER_S)
-      return dp_option_errf(err, len, -EINVAL,
-                            "Option \"%s\": value \"%s\" is invalid: allowed "
-                            "%g to %g seconds (e.g. 60, 0.5, 500ms)",
-                            o->key, val, o->min, o->max);
+      return dp_errf(err, len, -EINVAL,
+                     "Option \"%s\": value \"%s\" is invalid: allowed "
+                     "%g to %g seconds (e.g. 60, 0.5, 500ms)",
+                     o->key, val, o->min, o->max);
     store(o, conf, v);
     return 0;
   case DP_OPT_INTEGER:
     if (dp_parse_uint(val, &v) < 0 || (double)v < o->min || (double)v > o->max)
-      return dp_option_errf(err, len, -EINVAL,
-                            "Option \"%s\": value \"%s\" is invalid: allowed "
-                            "integers %.0f to %.0f",
-                            o->key, val, o->min, o->max);
+      return dp_errf(err, len, -EINVAL,
+                     "Option \"%s\": value \"%s\" is invalid: allowed "
+                     "integers %.0f to %.0f",
+                     o->key, val, o->min, o->max);
     store(o, conf, v);
     return 0;
   case DP_OPT_REAL:
     if (dp_parse_real(val, &d) < 0 || !(d >= o->min && d <= o->max))
-      return dp_option_errf(err, len, -EINVAL,
-                            "Option \"%s\": value \"%s\" is invalid: allowed "
-                            "%g to %g%s",
-                            o->key, val, o->min, o->max,
-                            o->rule ? o->rule : "");
+      return dp_errf(err, len, -EINVAL,
+                     "Option \"%s\": value \"%s\" is invalid: allowed "
+                     "%g to %g%s",
+                     o->key, val, o->min, o->max, o->rule ? o->rule : "");
     memcpy((char *)conf + o->offset, &d, sizeof(d));
     return 0;
   case DP_OPT_BOOL:
@@ -396,10 +387,10 @@ int dp_option_set(const dp_option_t *o, void *conf, const char *val, char *err,
       char list[256];
       join_choices(o, ", ", o->kind == DP_OPT_BOOL ? " or " : ", ", "", list,
                    sizeof(list));
-      return dp_option_errf(err, len, -EINVAL,
-                            "Option \"%s\": value \"%s\" is invalid: allowed "
-                            "%s",
-                            o->key, val, list);
+      return dp_errf(err, len, -EINVAL,
+                     "Option \"%s\": value \"%s\" is invalid: allowed "
+                     "%s",
+                     o->key, val, list);
     }
     int x = o->kind == DP_OPT_BOOL ? i == 0 : i;
     memcpy((char *)conf + o->offset, &x, sizeof(x));
@@ -410,9 +401,9 @@ int dp_option_set(const dp_option_t *o, void *conf, const char *val, char *err,
   case DP_OPT_PATH:
     break;
   }
-  return dp_option_errf(err, len, -EINVAL,
-                        "Option \"%s\" is %s, read by the plugin itself",
-                        o->key, o->kind == DP_OPT_BLOCK ? "a block" : "a list");
+  return dp_errf(err, len, -EINVAL,
+                 "Option \"%s\" is %s, read by the plugin itself", o->key,
+                 o->kind == DP_OPT_BLOCK ? "a block" : "a list");
 }
 
 void dp_options_defaults(dp_opt_scope_t scope, void *conf) {

@@ -104,8 +104,4 @@ void dp_options_markdown(FILE *f);
  * written to out. */
 size_t dp_options_default_probes(dp_probe_conf_t out[DP_PROBES_MAX]);
 
-/* Writes a message into err and returns rc (a helper for conf.c too). */
-int dp_option_errf(char *err, size_t len, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
 #endif /* DP_OPTIONS_H */

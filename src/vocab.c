@@ -2,6 +2,8 @@
 #include "vocab.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const pattern_names[DP_PATTERN_COUNT] = {
@@ -36,4 +38,12 @@ static const char *const media_names[DP_MEDIA_COUNT] = {
 
 const char *dp_media_name(dp_media_t m) {
   return m < DP_MEDIA_COUNT ? media_names[m] : "?";
+}
+
+int dp_errf(char *err, size_t len, int rc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, len, fmt, ap);
+  va_end(ap);
+  return rc;
 }

@@ -13,7 +13,13 @@
 #define DP_VOCAB_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* How the library reports a failure in words: writes the message into
+ * err (len bytes, always terminated) and returns rc, a negative errno. */
+int dp_errf(char *err, size_t len, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* A target's, probe's or disk's name: at most DP_NAME_MAX - 1 bytes. */
 #define DP_NAME_MAX 64
