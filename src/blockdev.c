@@ -141,7 +141,8 @@ static int read_devnum(const char *dir, unsigned *maj, unsigned *min) {
  * is not stacked. */
 static int first_slave(const char *dir, unsigned *maj, unsigned *min) {
   char p[PATH_MAX], best[256] = "";
-  snprintf(p, sizeof(p), "%s/slaves", dir);
+  if (snprintf(p, sizeof(p), "%s/slaves", dir) >= (int)sizeof(p))
+    return -ENAMETOOLONG;
   DIR *d = opendir(p);
   if (d == NULL)
     return -ENOENT;
@@ -177,7 +178,9 @@ static int resolve_depth(const char *sysroot, unsigned major, unsigned minor,
                          dp_blockdev_t *out, int depth) {
   dp_blockdev_unknown(out, 0, 0);
   char link[PATH_MAX], real[PATH_MAX];
-  snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sysroot, major, minor);
+  if (snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sysroot, major,
+               minor) >= (int)sizeof(link))
+    return -ENAMETOOLONG;
   if (realpath(link, real) == NULL)
     return errno == ENOENT ? -ENODEV : -errno;
   out->major = major;
@@ -204,11 +207,9 @@ static int resolve_depth(const char *sysroot, unsigned major, unsigned minor,
     out->disk_minor = below.disk_minor;
     out->stacked = 1;
   }
-  char q[PATH_MAX];
-  snprintf(q, sizeof(q), "%s/queue", diskdir);
-  long long lbs = dir_attr(q, "logical_block_size");
+  long long lbs = dir_attr(diskdir, "queue/logical_block_size");
   out->logical_block_size = lbs > 0 && lbs <= UINT32_MAX ? (uint32_t)lbs : 0;
-  long long rot = dir_attr(q, "rotational");
+  long long rot = dir_attr(diskdir, "queue/rotational");
   out->rotational = rot < 0 ? -1 : rot > 0;
   return 0;
 }
