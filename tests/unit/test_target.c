@@ -38,6 +38,7 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "target.h"
 
 #define MiB (1024u * 1024u)
@@ -92,13 +93,6 @@ static int teardown(void **state) {
     return -1;
   free(f);
   return 0;
-}
-
-static void write_file(const char *p, const char *content) {
-  FILE *fp = fopen(p, "w");
-  assert_non_null(fp);
-  fputs(content, fp);
-  fclose(fp);
 }
 
 static char *read_file(const char *p, size_t *len) {
@@ -193,7 +187,7 @@ static void test_refuses_symlink(void **state) {
   fx_t *f = *state;
   char victim[600];
   snprintf(victim, sizeof(victim), "%s/victim", f->dir);
-  write_file(victim, "precious");
+  fixture_write(f->dir, "victim", "precious");
   assert_int_equal(symlink(victim, f->probe), 0);
   dp_target_t t;
   assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -ELOOP);
@@ -207,7 +201,7 @@ static void test_refuses_symlink(void **state) {
 
 static void test_refuses_foreign_file(void **state) {
   fx_t *f = *state;
-  write_file(f->probe, "somebody else's data\n");
+  fixture_write(f->dir, DP_PROBE_FILE_NAME, "somebody else's data\n");
   chmod(f->probe, 0600);
   dp_target_t t;
   assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
@@ -320,7 +314,7 @@ static void test_missing_path_and_file_as_dir(void **state) {
   fx_t *f = *state;
   char p[600];
   snprintf(p, sizeof(p), "%s/plain", f->dir);
-  write_file(p, "x");
+  fixture_write(f->dir, "plain", "x");
   char q[700];
   snprintf(q, sizeof(q), "%s/sub", p);
   dp_target_t t;
@@ -809,7 +803,7 @@ static void test_verify_notices_changes(void **state) {
     if (c == 4) {
       char other[700];
       snprintf(other, sizeof(other), "%s.new", f->probe);
-      write_file(other, "x");
+      fixture_write(f->dir, DP_PROBE_FILE_NAME ".new", "x");
       assert_int_equal(rename(other, f->probe), 0);
     }
     rc = dp_target_verify(&t);
