@@ -259,7 +259,8 @@ int dp_probefile_lay_out(int fd, uint64_t size, uint32_t hdr, uint64_t from,
   return 0;
 }
 
-const char *dp_probefile_kind(mode_t m) {
+/* What a non-regular file at the probe path is, in words. */
+static const char *file_kind(mode_t m) {
   if (S_ISFIFO(m))
     return "a FIFO (named pipe)";
   if (S_ISSOCK(m))
@@ -283,7 +284,7 @@ int dp_probefile_not_regular(mode_t m, const char *path, char *err,
   return dp_errf(err, errlen, -EINVAL,
                  "probe file path exists and is %s, not a regular file: not "
                  "touching it",
-                 dp_probefile_kind(m));
+                 file_kind(m));
 }
 
 int dp_probefile_lock(int fd, int writable_fd, const char *path, char *err,
@@ -317,7 +318,8 @@ int dp_probefile_lock(int fd, int writable_fd, const char *path, char *err,
   return 0;
 }
 
-int dp_probefile_our_name(const char *file) {
+/* A probe file's name: DP_PROBE_FILE_NAME or *.probe. */
+static int our_name(const char *file) {
   size_t fl = strlen(file);
   return strcmp(file, DP_PROBE_FILE_NAME) == 0 ||
          (fl > 6 && strcmp(file + fl - 6, ".probe") == 0);
@@ -330,7 +332,7 @@ int dp_probefile_our_name(const char *file) {
 static int ours_but_short(const struct stat *st, const char *file,
                           const char *head, ssize_t n, size_t hdr) {
   size_t cmp = (size_t)n < sizeof(MAGIC) ? (size_t)n : sizeof(MAGIC);
-  return dp_probefile_our_name(file) && (st->st_mode & 07777) == 0600 &&
+  return our_name(file) && (st->st_mode & 07777) == 0600 &&
          (uint64_t)st->st_size < hdr && memcmp(head, MAGIC, cmp) == 0;
 }
 
@@ -341,7 +343,7 @@ static uint64_t resume_point(uint32_t align, int fd, const struct stat *st,
                              uint64_t size) {
   uint64_t hdr = dp_probefile_header_bytes(align), laid = h->laid_bytes;
   if (h->complete || h->version < 2 || h->sum != header_sum(h) ||
-      !dp_probefile_our_name(file) || (st->st_mode & 07777) != 0600 ||
+      !our_name(file) || (st->st_mode & 07777) != 0600 ||
       h->size_bytes != size || h->header_bytes != hdr ||
       h->data_offset != hdr || laid < hdr || laid > size || laid % hdr ||
       (uint64_t)st->st_size < laid || (uint64_t)st->st_size > size)

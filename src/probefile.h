@@ -80,10 +80,6 @@ typedef struct {
  * alignment where that is larger (a 16 KiB-sector device). */
 uint32_t dp_probefile_header_bytes(uint32_t align);
 
-/* 1 if `file` (a name, no directory) is a probe file's name:
- * DP_PROBE_FILE_NAME or *.probe. */
-int dp_probefile_our_name(const char *file);
-
 /* Every byte of [0, size) of fd backed by written blocks: no holes, no
  * unwritten or delayed-allocation extents (st_blocks, SEEK_HOLE, FIEMAP
  * where the filesystem has it). 0; -ENODATA with where in why; -errno. */
@@ -101,9 +97,6 @@ int dp_probefile_allocated(int fd, uint64_t size, char *why, size_t whylen);
 int dp_probefile_lay_out(int fd, uint64_t size, uint32_t hdr, uint64_t from,
                          const dp_layout_conf_t *lc, uint64_t *resume_bytes,
                          char *err, size_t errlen);
-
-/* What a non-regular file is, in words ("a FIFO (named pipe)"). */
-const char *dp_probefile_kind(mode_t m);
 
 /* Refuses a non-regular file at the probe path (`path`, for the message):
  * -ELOOP for a symlink, else -EINVAL. */

@@ -21,8 +21,8 @@
 /* `dir` made absolute (against the cwd) with "", "." and ".." components
  * resolved lexically. Since no component may be a symlink, that is the
  * directory the kernel would resolve. */
-int dp_safepath_normalise(const char *dir, char *out, size_t len, char *err,
-                          size_t errlen) {
+static int normalise(const char *dir, char *out, size_t len, char *err,
+                     size_t errlen) {
   char full[PATH_MAX];
   if (dir[0] == '/') {
     snprintf(full, sizeof(full), "%s", dir);
@@ -137,7 +137,7 @@ static int walk_failed(char *err, size_t errlen, int dirfd, const char *name,
 int dp_safepath_open_dir(const char *dir, int create, char *real,
                          size_t reallen, char *err, size_t errlen) {
   char norm[PATH_MAX];
-  int rc = dp_safepath_normalise(dir, norm, sizeof(norm), err, errlen);
+  int rc = normalise(dir, norm, sizeof(norm), err, errlen);
   if (rc < 0)
     return rc;
   int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -4,8 +4,9 @@
  *
  * The directory is reached from "/" one component at a time without
  * following any symlink (openat2 RESOLVE_NO_SYMLINKS where the kernel has
- * it, else openat O_NOFOLLOW | O_DIRECTORY); "." and ".." are resolved
- * lexically, which is what the kernel would do without symlinks. The
+ * it, else openat O_NOFOLLOW | O_DIRECTORY); a relative path is taken from
+ * the cwd, and "", "." and ".." are resolved lexically, which is what the
+ * kernel would do without symlinks. The
  * directory and every ancestor must be owned by root or the effective uid
  * and not group/other-writable unless sticky (/tmp, /var/tmp are fine;
  * what is below them must be ours or root's).
@@ -19,13 +20,6 @@
 #define DP_SAFEPATH_H
 
 #include <stddef.h>
-
-/* `dir` made absolute (against the cwd) with "", "." and ".." components
- * resolved lexically into out (len bytes). Since no component may be a
- * symlink, that is the directory the kernel would resolve. 0, or
- * -ENAMETOOLONG, or -errno of getcwd. */
-int dp_safepath_normalise(const char *dir, char *out, size_t len, char *err,
-                          size_t errlen);
 
 /* Opens `dir` as above, creating its last level (mode 0700) when it is
  * missing and `create` is set. Returns an O_PATH directory fd; `real`
