@@ -33,8 +33,8 @@
  *
  * Errors: 0 or a negative errno (-ENOENT for a missing file, -ENODEV for
  * a device sysfs does not know). Output strings are the caller's buffers,
- * always NUL-terminated ("" on failure). Nothing here logs or allocates;
- * every function is thread-safe.
+ * always NUL-terminated ("" on failure). Nothing here logs, and nothing
+ * is left for the caller to free; every function is thread-safe.
  */
 #ifndef DP_BLOCKDEV_H
 #define DP_BLOCKDEV_H
@@ -52,7 +52,7 @@
 
 /* SYSROOT/block/NAME/ATTR's first line into buf (see Parsing). NAME is a
  * whole disk's kernel name ("sda"); ATTR may have a path ("queue/
- * rotational"). 0, -ENOENT, -EOVERFLOW, -EIO, -errno. */
+ * rotational"). 0, -ENOENT, -EOVERFLOW, -ENAMETOOLONG, -errno. */
 int dp_blockdev_attr(const char *sysroot, const char *name, const char *attr,
                      char *buf, size_t len);
 
