@@ -1,7 +1,6 @@
 /* conf.c - target and probe configuration model; see conf.h. */
 #define _GNU_SOURCE
 #include "conf.h"
-#include "devview.h"
 #include "options.h"
 #include "units.h"
 
@@ -11,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define say dp_option_errf
+#define say dp_errf
 
 int dp_conf_name_ok(const char *name) {
   size_t n = strlen(name);
@@ -96,22 +95,7 @@ int dp_target_conf_add_probe(dp_target_conf_t *t, const dp_probe_conf_t *p,
 }
 
 void dp_target_conf_default_probes(dp_target_conf_t *t) {
-  /* in config terms, through the same setters as a Probe block */
-  static const char *const defs[][5] = {
-      /* name, Pattern, BlockSize, QueueDepth, Duration */
-      {"randread-qd1", "randread", "8k", "1", "0.5"},
-      {"randread-qd32", "randread", "8k", "32", "0.25"},
-      {"seqread", "seqread", "1M", "4", "0.25"}};
-  static const char *const keys[] = {"Pattern", "BlockSize", "QueueDepth",
-                                     "Duration"};
-  char err[256];
-  t->nprobes = 0;
-  for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
-    dp_probe_conf_t *p = &t->probes[t->nprobes++];
-    dp_probe_conf_init(p, defs[i][0]);
-    for (size_t k = 0; k < 4; k++)
-      (void)dp_probe_conf_set(p, keys[k], defs[i][k + 1], err, sizeof(err));
-  }
+  t->nprobes = dp_options_default_probes(t->probes);
 }
 
 int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {

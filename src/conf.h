@@ -13,41 +13,11 @@
 #ifndef DP_CONF_H
 #define DP_CONF_H
 
-#include "engine.h"
+#include "conftypes.h"
 
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define DP_NAME_MAX 64
-/* The most I/O buffer one probe may ask for (QueueDepth x BlockSize):
- * 256 MiB covers a deep sequential probe (64 x 4M) and keeps a mistyped
- * QueueDepth 256 x BlockSize 64M (16 GiB) from taking a host's memory. */
-#define DP_PROBE_BUFFER_MAX_BYTES (256ull << 20)
-#define DP_PROBES_MAX 16
-
-typedef struct {
-  char name[DP_NAME_MAX];
-  dp_pattern_t pattern;
-  uint32_t block_size;  /* bytes */
-  uint32_t queue_depth; /* 1..DP_QD_MAX */
-  uint64_t duration_ns;
-  uint64_t max_ops; /* 0: none */
-} dp_probe_conf_t;
-
-typedef struct {
-  char name[DP_NAME_MAX];
-  char path[PATH_MAX]; /* Path or Device */
-  int is_device;       /* 1: Device (read-only block device) */
-  int has_path;
-  uint64_t file_size_bytes;
-  uint64_t layout_rate_bytes; /* LayoutRate, bytes per second; 0: unbounded */
-  uint64_t interval_ns;
-  uint64_t timeout_ns;
-  uint64_t ceiling_ns; /* LatencyCeiling; 0: the media class's default */
-  dp_probe_conf_t probes[DP_PROBES_MAX];
-  size_t nprobes;
-} dp_target_conf_t;
 
 /* Defaults for a target / a probe with the given name. Names longer than
  * DP_NAME_MAX - 1 or with characters other than [A-Za-z0-9_.-] make the
@@ -79,19 +49,6 @@ void dp_target_conf_default_probes(dp_target_conf_t *t);
  * Path/Device, no write probe on a Device, probe time within the interval.
  * Fills in the default probes when there are none. 0 or -EINVAL + err. */
 int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen);
-
-/* Plugin-wide options (outside any Target): DutyCycle, Splay,
- * SaturationThreshold (see options.c). DeviceStats and <Target> blocks are
- * read by the plugin itself. */
-typedef struct {
-  double duty_cycle_percent;
-  int splay;
-  double saturation_percent;
-  uint64_t arm_rounds;          /* ArmRounds */
-  uint64_t baseline_horizon_ns; /* BaselineHorizon */
-  uint64_t failslow_window_ns;  /* FailSlowWindow */
-  char state_dir[PATH_MAX];     /* StateDir; "": collectd's BaseDir */
-} dp_plugin_conf_t;
 
 void dp_plugin_conf_init(dp_plugin_conf_t *c);
 int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,

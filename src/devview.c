@@ -1,5 +1,6 @@
 /* devview.c - see devview.h. */
 #include "devview.h"
+#include "blockdev.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ int dp_devview_new(dp_devview_t **out, const char *path, size_t max_devices) {
   if (v == NULL)
     return -ENOMEM;
   snprintf(v->path, sizeof(v->path), "%s", path);
-  snprintf(v->sysroot, sizeof(v->sysroot), "/sys");
+  snprintf(v->sysroot, sizeof(v->sysroot), "%s", DP_SYSROOT_DEFAULT);
   v->cap = max_devices;
   v->slots = calloc(max_devices, sizeof(*v->slots));
   v->metrics = calloc(max_devices, sizeof(*v->metrics));
@@ -75,22 +76,15 @@ int dp_devview_watch(dp_devview_t *v, const char *pattern) {
 size_t dp_devview_npatterns(const dp_devview_t *v) { return v->npatterns; }
 
 void dp_devview_set_sysroot(dp_devview_t *v, const char *sysroot) {
-  snprintf(v->sysroot, sizeof(v->sysroot), "%s", sysroot);
+  snprintf(v->sysroot, sizeof(v->sysroot), "%s",
+           sysroot ? sysroot : DP_SYSROOT_DEFAULT);
 }
 
 /* 1 when sysfs says the device has no sectors (size 0); a device sysfs
  * does not know is kept. */
 static int empty_device(const dp_devview_t *v, const char *name) {
-  char p[512];
-  snprintf(p, sizeof(p), "%s/class/block/%s/size", v->sysroot, name);
-  FILE *f = fopen(p, "re");
-  if (f == NULL)
-    return 0;
-  unsigned long long sectors = 1;
-  if (fscanf(f, "%llu", &sectors) != 1)
-    sectors = 1;
-  fclose(f);
-  return sectors == 0;
+  uint64_t sectors;
+  return dp_blockdev_sectors(v->sysroot, name, &sectors) == 0 && sectors == 0;
 }
 
 /* The counter's growth since the last read of device `name`. */

@@ -13,7 +13,7 @@
 #define DP_DEVVIEW_H
 
 #include "diskstats.h"
-#include "engine.h"
+#include "vocab.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,9 +24,11 @@ typedef struct dp_devview dp_devview_t;
  * devices. -ENOMEM. */
 int dp_devview_new(dp_devview_t **out, const char *path, size_t max_devices);
 
-/* Where sysfs is ("/sys" unless set; a fixture tree in tests): a watched
+/* Where sysfs is (DP_SYSROOT_DEFAULT unless set, or set to NULL; a fixture
+ * tree in tests): a watched
  * device whose /sys/class/block/NAME/size is 0 (an unattached loop device,
- * an empty card reader) is left out -- its metrics would all be NaN. */
+ * an empty card reader) is left out -- its metrics would all be NaN
+ * (dp_blockdev_sectors). */
 void dp_devview_set_sysroot(dp_devview_t *v, const char *sysroot);
 
 /* Watches the devices matching a kernel-name glob ("sda", "nvme*n1");
@@ -54,13 +56,7 @@ int dp_devview_read(dp_devview_t *v, uint64_t now_ns,
                     dp_devview_counter_fn counter_of, void *arg,
                     const dp_diskstats_metrics_t **out);
 
-/* The namespace of the device view. A target's values are named by the
- * target ("diskprobe-root/operations_per_second-randread-qd1"), a device's
- * by this prefix and its kernel name ("diskprobe-dev-vda/
- * operations_per_second-read"); target names may not begin with it
- * (dp_target_conf_finish refuses them), so a Target "vda" with a probe
- * "read" and the device view of vda cannot write the same series. */
-#define DP_DEVVIEW_PREFIX "dev-"
+/* Device values are named with DP_DEVVIEW_PREFIX (vocab.h). */
 
 /* One value of a device's view, named as the metric catalogue (README)
  * names it: collectd type and type instance. */

@@ -43,33 +43,6 @@ struct dp_engine {
   void *now_arg;
 };
 
-static const char *const pattern_names[DP_PATTERN_COUNT] = {
-    [DP_PATTERN_RANDREAD] = "randread",   [DP_PATTERN_SEQREAD] = "seqread",
-    [DP_PATTERN_RANDWRITE] = "randwrite", [DP_PATTERN_SEQWRITE] = "seqwrite",
-    [DP_PATTERN_SYNCWRITE] = "syncwrite",
-};
-
-const char *dp_pattern_name(dp_pattern_t p) {
-  if ((unsigned)p >= DP_PATTERN_COUNT)
-    return NULL;
-  return pattern_names[p];
-}
-
-int dp_pattern_parse(const char *name, dp_pattern_t *out) {
-  for (unsigned i = 0; i < DP_PATTERN_COUNT; i++) {
-    if (strcmp(name, pattern_names[i]) == 0) {
-      *out = (dp_pattern_t)i;
-      return 0;
-    }
-  }
-  return -EINVAL;
-}
-
-int dp_pattern_writes(dp_pattern_t p) {
-  return p == DP_PATTERN_RANDWRITE || p == DP_PATTERN_SEQWRITE ||
-         p == DP_PATTERN_SYNCWRITE;
-}
-
 static double cpu_s(const struct timeval *tv) {
   return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }

@@ -55,38 +55,11 @@
 #define DP_ENGINE_H
 
 #include "hist.h"
+#include "vocab.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-
-typedef enum {
-  DP_PATTERN_RANDREAD = 0,
-  DP_PATTERN_SEQREAD,
-  DP_PATTERN_RANDWRITE,
-  DP_PATTERN_SEQWRITE,
-  /* Random writes each made durable before it completes (RWF_DSYNC on the
-   * iocb: the kernel adds FUA or a cache flush), so its latency is the
-   * flush latency a database commit sees. */
-  DP_PATTERN_SYNCWRITE,
-  DP_PATTERN_COUNT
-} dp_pattern_t;
-
-#define DP_QD_MAX 256
-
-/* "randread" etc.; NULL for an out-of-range value. */
-const char *dp_pattern_name(dp_pattern_t p);
-/* 0 and *out set, or -EINVAL for an unknown name. */
-int dp_pattern_parse(const char *name, dp_pattern_t *out);
-/* Nonzero for the write patterns (randwrite, seqwrite, syncwrite). */
-int dp_pattern_writes(dp_pattern_t p);
-
-/* Completed I/Os and bytes, counted live by running probes so another
- * thread (the plugin's /proc/diskstats reader) can tell how much of a
- * device's traffic was the probe's own. Relaxed atomics; never reset. */
-typedef struct {
-  _Atomic uint64_t ios, bytes;
-} dp_io_counter_t;
 
 typedef struct {
   dp_pattern_t pattern;

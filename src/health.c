@@ -1,5 +1,6 @@
 /* health.c - see health.h for the rules and their arithmetic. */
 #include "health.h"
+#include "blockdev.h"
 #include "conf.h"
 
 #include <errno.h>
@@ -60,8 +61,6 @@ struct dp_health {
 static const char *const rule_names[DP_RULE_COUNT] = {
     "baseline", "ceiling", "peers", "stall", "errors", "failslow"};
 static const char *const level_names[] = {"ok", "warning", "failure"};
-static const char *const media_names[DP_MEDIA_COUNT] = {
-    "unknown", "nvme", "ssd", "hdd", "virtual"};
 static const double media_ceilings[DP_MEDIA_COUNT] = {0.050, 0.002, 0.005,
                                                       0.050, 0.020};
 
@@ -71,70 +70,8 @@ const char *dp_health_rule_name(dp_health_rule_t r) {
 const char *dp_health_level_name(dp_health_level_t l) {
   return l <= DP_HEALTH_FAILURE ? level_names[l] : "?";
 }
-const char *dp_media_name(dp_media_t m) {
-  return m < DP_MEDIA_COUNT ? media_names[m] : "?";
-}
 double dp_media_ceiling_s(dp_media_t m) {
   return m < DP_MEDIA_COUNT ? media_ceilings[m] : media_ceilings[0];
-}
-
-/* ---- media class from sysfs ---------------------------------------------
- */
-
-int dp_sysfs_attr(const char *sysroot, const char *disk, const char *attr,
-                  char *buf, size_t len) {
-  char p[512];
-  buf[0] = '\0';
-  snprintf(p, sizeof(p), "%s/block/%s/%s", sysroot, disk, attr);
-  FILE *f = fopen(p, "re");
-  if (f == NULL)
-    return -errno;
-  int ok = fgets(buf, (int)len, f) != NULL;
-  fclose(f);
-  if (!ok) {
-    buf[0] = '\0';
-    return -EIO;
-  }
-  size_t n = strlen(buf);
-  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-    buf[--n] = '\0';
-  return 0;
-}
-
-dp_media_t dp_media_classify_at(const char *sysroot, const char *disk,
-                                char *model, size_t model_len) {
-  char p[512], buf[256];
-  if (model_len > 0)
-    model[0] = '\0';
-  if (model_len > 0 &&
-      dp_sysfs_attr(sysroot, disk, "device/model", buf, sizeof(buf)) == 0)
-    snprintf(model, model_len, "%s", buf);
-  if (strncmp(disk, "nvme", 4) == 0)
-    return DP_MEDIA_NVME;
-  /* the driver behind the disk: virtio_blk, xen-blkfront, an iSCSI
-   * session (its device path holds "session") */
-  snprintf(p, sizeof(p), "%s/block/%s/device/driver", sysroot, disk);
-  ssize_t n = readlink(p, buf, sizeof(buf) - 1);
-  if (n > 0) {
-    buf[n] = '\0';
-    if (strstr(buf, "virtio") || strstr(buf, "xen") || strstr(buf, "vbd"))
-      return DP_MEDIA_VIRTUAL;
-  }
-  snprintf(p, sizeof(p), "%s/block/%s", sysroot, disk);
-  n = readlink(p, buf, sizeof(buf) - 1);
-  if (n > 0) {
-    buf[n] = '\0';
-    if (strstr(buf, "/session") || strstr(buf, "virtio") ||
-        strstr(buf, "/nbd") || strstr(buf, "/rbd"))
-      return DP_MEDIA_VIRTUAL;
-  }
-  if (strncmp(disk, "vd", 2) == 0 || strncmp(disk, "xvd", 3) == 0 ||
-      strncmp(disk, "loop", 4) == 0 || /* a file on some other disk */
-      strncmp(disk, "nbd", 3) == 0 || strncmp(disk, "rbd", 3) == 0)
-    return DP_MEDIA_VIRTUAL;
-  if (dp_sysfs_attr(sysroot, disk, "queue/rotational", buf, sizeof(buf)) == 0)
-    return strcmp(buf, "1") == 0 ? DP_MEDIA_HDD : DP_MEDIA_SSD;
-  return DP_MEDIA_UNKNOWN;
 }
 
 /* ---- construction -------------------------------------------------------
@@ -243,7 +180,7 @@ int dp_health_from_conf(dp_health_t **out, const dp_plugin_conf_t *pc,
   int rc = dp_health_new(out, &hc, n);
   for (size_t i = 0; rc == 0 && i < n; i++) {
     const char *names[DP_PROBES_MAX], *keys[DP_PROBES_MAX];
-    char keybuf[DP_PROBES_MAX][64], model[64];
+    char keybuf[DP_PROBES_MAX][64];
     for (size_t k = 0; k < tc[i].nprobes; k++) {
       const dp_probe_conf_t *p = &tc[i].probes[k];
       snprintf(keybuf[k], sizeof(keybuf[k]), "%s/%u/%u",
@@ -251,10 +188,11 @@ int dp_health_from_conf(dp_health_t **out, const dp_plugin_conf_t *pc,
       names[k] = p->name;
       keys[k] = keybuf[k];
     }
-    dp_media_t m =
-        dp_media_classify_at(sysroot, disks[i], model, sizeof(model));
+    dp_blockdev_info_t info;
+    (void)dp_blockdev_info(sysroot, disks[i], &info); /* unknown: says so */
     rc = dp_health_set_target(*out, i, tc[i].name, tc[i].nprobes, names, keys,
-                              m, model, (double)tc[i].ceiling_ns / 1e9);
+                              info.media, info.model,
+                              (double)tc[i].ceiling_ns / 1e9);
   }
   if (rc != 0) {
     dp_health_free(*out);

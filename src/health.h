@@ -86,6 +86,7 @@
 #define DP_HEALTH_H
 
 #include "conf.h"
+#include "vocab.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -112,29 +113,8 @@ typedef enum {
 const char *dp_health_rule_name(dp_health_rule_t r);   /* "baseline" ... */
 const char *dp_health_level_name(dp_health_level_t l); /* "ok" ... */
 
-typedef enum {
-  DP_MEDIA_UNKNOWN = 0,
-  DP_MEDIA_NVME,
-  DP_MEDIA_SSD,
-  DP_MEDIA_HDD,
-  DP_MEDIA_VIRTUAL, /* virtio, xen, iSCSI, network block devices */
-  DP_MEDIA_COUNT
-} dp_media_t;
-const char *dp_media_name(dp_media_t m); /* "nvme", "ssd", ... */
 /* The default ceiling of the first probe's p50 for a class, seconds. */
 double dp_media_ceiling_s(dp_media_t m);
-
-/* Reads SYSROOT/block/DISK/ATTR's first line into buf, trailing newline
- * and blanks removed. 0, or -errno ("" in buf). */
-int dp_sysfs_attr(const char *sysroot, const char *disk, const char *attr,
-                  char *buf, size_t len);
-
-/* A disk's media class and model from sysfs (sysroot "/sys"): nvme* is
- * NVMe; a virtio, xen or iSCSI driver, and loop, nbd and rbd devices are
- * virtual; else rotational 1 HDD, 0 SSD. model gets device/model ("" if none).
- */
-dp_media_t dp_media_classify_at(const char *sysroot, const char *disk,
-                                char *model, size_t model_len);
 
 /* What the rules need; dp_health_conf_init gives the defaults above. */
 typedef struct {
@@ -208,7 +188,8 @@ void dp_health_set_failslow(dp_health_t *h, size_t i, int flagged,
  * over the shortest ProbeInterval (at most DP_HEALTH_HORIZON_MAX rounds),
  * every target with its probes keyed by their job ("randread/8192/1"),
  * its LatencyCeiling, and the media class and model of disks[i] (its
- * worker's disk) from sysfs. 0, -EINVAL, -ENOMEM.
+ * worker's disk) from sysfs under sysroot (dp_blockdev_info; NULL:
+ * DP_SYSROOT_DEFAULT). 0, -EINVAL, -ENOMEM.
  */
 int dp_health_from_conf(dp_health_t **out, const dp_plugin_conf_t *pc,
                         const dp_target_conf_t *tc, size_t n,

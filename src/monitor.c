@@ -641,7 +641,7 @@ int dp_monitor_new(dp_monitor_t **out, const dp_monitor_conf_t *c,
   memcpy(m->targets, c->targets, c->ntargets * sizeof(*m->targets));
   for (size_t i = 0; i < c->ntargets; i++)
     snprintf(m->target_names[i], DP_NAME_MAX, "%s", c->targets[i].name);
-  m->sysroot = c->sysroot ? c->sysroot : "/sys";
+  m->sysroot = c->sysroot; /* NULL: DP_SYSROOT_DEFAULT */
   m->read_interval_ns = c->read_interval_ns;
   m->now_ns = c->now_ns;
   m->clock_arg = c->clock_arg;

@@ -1,7 +1,7 @@
 /* options.c - the option table and what reads it; see options.h. */
 #define _GNU_SOURCE
 #include "options.h"
-#include "conf.h"
+#include "conftypes.h"
 #include "units.h"
 
 #include <errno.h>
@@ -11,28 +11,20 @@
 
 #define NS_PER_S 1000000000.0
 
-int dp_option_errf(char *err, size_t len, int rc, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, len, fmt, ap);
-  va_end(ap);
-  return rc;
-}
-
 /* Path and Device: exactly one per target, absolute. */
 static int set_path(const dp_option_t *o, void *conf, const char *val,
                     char *err, size_t len) {
   dp_target_conf_t *t = conf;
   if (t->has_path)
-    return dp_option_errf(err, len, -EINVAL,
-                          "Option \"%s\": the target already has a %s; give "
-                          "exactly one Path or Device",
-                          o->key, t->is_device ? "Device" : "Path");
+    return dp_errf(err, len, -EINVAL,
+                   "Option \"%s\": the target already has a %s; give "
+                   "exactly one Path or Device",
+                   o->key, t->is_device ? "Device" : "Path");
   if (val[0] != '/' || strlen(val) >= sizeof(t->path) - 32)
-    return dp_option_errf(err, len, -EINVAL,
-                          "Option \"%s\": value \"%s\" is invalid: allowed "
-                          "an absolute path",
-                          o->key, val);
+    return dp_errf(err, len, -EINVAL,
+                   "Option \"%s\": value \"%s\" is invalid: allowed "
+                   "an absolute path",
+                   o->key, val);
   snprintf(t->path, sizeof(t->path), "%s", val);
   t->is_device = strcasecmp(o->key, "Device") == 0;
   t->has_path = 1;
@@ -43,10 +35,10 @@ static int set_state_dir(const dp_option_t *o, void *conf, const char *val,
                          char *err, size_t len) {
   dp_plugin_conf_t *c = conf;
   if (val[0] != '/' || strlen(val) >= sizeof(c->state_dir) - 32)
-    return dp_option_errf(err, len, -EINVAL,
-                          "Option \"%s\": value \"%s\" is invalid: allowed "
-                          "an absolute path",
-                          o->key, val);
+    return dp_errf(err, len, -EINVAL,
+                   "Option \"%s\": value \"%s\" is invalid: allowed "
+                   "an absolute path",
+                   o->key, val);
   snprintf(c->state_dir, sizeof(c->state_dir), "%s", val);
   return 0;
 }
@@ -356,37 +348,36 @@ int dp_option_set(const dp_option_t *o, void *conf, const char *val, char *err,
         (double)v > o->max || v % o->multiple) {
       dp_format_size((uint64_t)o->min, a, sizeof(a));
       dp_format_size((uint64_t)o->max, b, sizeof(b));
-      return dp_option_errf(err, len, -EINVAL,
-                            "Option \"%s\": value \"%s\" is invalid: allowed "
-                            "%s to %s%s (suffixes k, M, G, T)",
-                            o->key, val, a, b, o->rule ? o->rule : "");
+      return dp_errf(err, len, -EINVAL,
+                     "Option \"%s\": value \"%s\" is invalid: allowed "
+                     "%s to %s%s (suffixes k, M, G, T)",
+                     o->key, val, a, b, o->rule ? o->rule : "");
     }
     store(o, conf, v);
     return 0;
   case DP_OPT_DURATION:
     if (dp_parse_duration(val, &v) < 0 || (double)v < o->min * NS_PER_S ||
         (double)v > o->max * NS_PER_S)
-      return dp_option_errf(err, len, -EINVAL,
-                            "Option \"%s\": value \"%s\" is invalid: allowed "
-                            "%g to %g seconds (e.g. 60, 0.5, 500ms)",
-                            o->key, val, o->min, o->max);
+      return dp_errf(err, len, -EINVAL,
+                     "Option \"%s\": value \"%s\" is invalid: allowed "
+                     "%g to %g seconds (e.g. 60, 0.5, 500ms)",
+                     o->key, val, o->min, o->max);
     store(o, conf, v);
     return 0;
   case DP_OPT_INTEGER:
     if (dp_parse_uint(val, &v) < 0 || (double)v < o->min || (double)v > o->max)
-      return dp_option_errf(err, len, -EINVAL,
-                            "Option \"%s\": value \"%s\" is invalid: allowed "
-                            "integers %.0f to %.0f",
-                            o->key, val, o->min, o->max);
+      return dp_errf(err, len, -EINVAL,
+                     "Option \"%s\": value \"%s\" is invalid: allowed "
+                     "integers %.0f to %.0f",
+                     o->key, val, o->min, o->max);
     store(o, conf, v);
     return 0;
   case DP_OPT_REAL:
     if (dp_parse_real(val, &d) < 0 || !(d >= o->min && d <= o->max))
-      return dp_option_errf(err, len, -EINVAL,
-                            "Option \"%s\": value \"%s\" is invalid: allowed "
-                            "%g to %g%s",
-                            o->key, val, o->min, o->max,
-                            o->rule ? o->rule : "");
+      return dp_errf(err, len, -EINVAL,
+                     "Option \"%s\": value \"%s\" is invalid: allowed "
+                     "%g to %g%s",
+                     o->key, val, o->min, o->max, o->rule ? o->rule : "");
     memcpy((char *)conf + o->offset, &d, sizeof(d));
     return 0;
   case DP_OPT_BOOL:
@@ -396,10 +387,10 @@ int dp_option_set(const dp_option_t *o, void *conf, const char *val, char *err,
       char list[256];
       join_choices(o, ", ", o->kind == DP_OPT_BOOL ? " or " : ", ", "", list,
                    sizeof(list));
-      return dp_option_errf(err, len, -EINVAL,
-                            "Option \"%s\": value \"%s\" is invalid: allowed "
-                            "%s",
-                            o->key, val, list);
+      return dp_errf(err, len, -EINVAL,
+                     "Option \"%s\": value \"%s\" is invalid: allowed "
+                     "%s",
+                     o->key, val, list);
     }
     int x = o->kind == DP_OPT_BOOL ? i == 0 : i;
     memcpy((char *)conf + o->offset, &x, sizeof(x));
@@ -410,9 +401,9 @@ int dp_option_set(const dp_option_t *o, void *conf, const char *val, char *err,
   case DP_OPT_PATH:
     break;
   }
-  return dp_option_errf(err, len, -EINVAL,
-                        "Option \"%s\" is %s, read by the plugin itself",
-                        o->key, o->kind == DP_OPT_BLOCK ? "a block" : "a list");
+  return dp_errf(err, len, -EINVAL,
+                 "Option \"%s\" is %s, read by the plugin itself", o->key,
+                 o->kind == DP_OPT_BLOCK ? "a block" : "a list");
 }
 
 void dp_options_defaults(dp_opt_scope_t scope, void *conf) {
@@ -465,11 +456,35 @@ void dp_option_allowed(const dp_option_t *o, char *buf, size_t len) {
   }
 }
 
-/* The default probe set in words, from dp_target_conf_default_probes. */
+size_t dp_options_default_probes(dp_probe_conf_t out[DP_PROBES_MAX]) {
+  /* in config terms, through the same table as a Probe block */
+  static const char *const defs[][5] = {
+      /* name, Pattern, BlockSize, QueueDepth, Duration */
+      {"randread-qd1", "randread", "8k", "1", "0.5"},
+      {"randread-qd32", "randread", "8k", "32", "0.25"},
+      {"seqread", "seqread", "1M", "4", "0.25"}};
+  static const char *const keys[] = {"Pattern", "BlockSize", "QueueDepth",
+                                     "Duration"};
+  char err[256];
+  size_t n = sizeof(defs) / sizeof(defs[0]);
+  for (size_t i = 0; i < n; i++) {
+    dp_probe_conf_t *p = &out[i];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "%s", defs[i][0]);
+    dp_options_defaults(DP_SCOPE_PROBE, p);
+    for (size_t k = 0; k < 4; k++)
+      (void)dp_option_set(dp_option_find(DP_SCOPE_PROBE, keys[k]), p,
+                          defs[i][k + 1], err, sizeof(err));
+  }
+  return n;
+}
+
+/* The default probe set in words, from dp_options_default_probes. */
 static void print_default_probes(FILE *f) {
   dp_target_conf_t t;
-  dp_target_conf_init(&t, "x");
-  dp_target_conf_default_probes(&t);
+  memset(&t, 0, sizeof(t));
+  dp_options_defaults(DP_SCOPE_TARGET, &t);
+  t.nprobes = dp_options_default_probes(t.probes);
   fprintf(f, "A target without `<Probe>` blocks runs the default set: ");
   uint64_t total_ns = 0;
   for (size_t i = 0; i < t.nprobes; i++) {

@@ -19,6 +19,8 @@
 #ifndef DP_OPTIONS_H
 #define DP_OPTIONS_H
 
+#include "conftypes.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,8 +98,10 @@ void dp_option_allowed(const dp_option_t *o, char *buf, size_t len);
  * holds between <!-- options:begin --> and <!-- options:end -->. */
 void dp_options_markdown(FILE *f);
 
-/* Writes a message into err and returns rc (a helper for conf.c too). */
-int dp_option_errf(char *err, size_t len, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* The default probe set of a target without Probe blocks, each probe set
+ * from its defaults and the set's values through this table (conf.h's
+ * dp_target_conf_default_probes describes the set). Returns how many were
+ * written to out. */
+size_t dp_options_default_probes(dp_probe_conf_t out[DP_PROBES_MAX]);
 
 #endif /* DP_OPTIONS_H */

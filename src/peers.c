@@ -1,5 +1,6 @@
 /* peers.c - see peers.h. */
 #include "peers.h"
+#include "blockdev.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,13 +12,13 @@
 
 typedef struct {
   char name[DP_DISKSTATS_NAME_MAX];
-  char model[64], serial[64];
+  char model[DP_BLOCKDEV_MODEL_MAX], serial[DP_BLOCKDEV_SERIAL_MAX];
   size_t group, index;
 } disk_t;
 
 typedef struct {
   dp_media_t media;
-  char model[64];
+  char model[DP_BLOCKDEV_MODEL_MAX];
   size_t n;
   dp_failslow_t *d;
   dp_failslow_verdict_t *v;
@@ -29,21 +30,6 @@ struct dp_peers {
   group_t groups[GROUPS_MAX];
   size_t ngroups;
 };
-
-/* A whole disk that is not stacked on others: /sys/block/NAME exists and
- * its slaves/ is empty. */
-static int whole_disk(const char *sysroot, const char *name) {
-  char p[512], buf[8];
-  if (dp_sysfs_attr(sysroot, name, "size", buf, sizeof(buf)) < 0)
-    return 0; /* a partition has no /sys/block/NAME */
-  snprintf(p, sizeof(p), "%s/block/%s/dm/name", sysroot, name);
-  FILE *f = fopen(p, "re");
-  if (f != NULL) {
-    fclose(f);
-    return 0;
-  }
-  return strncmp(name, "md", 2) != 0;
-}
 
 int dp_peers_new(dp_peers_t **out, const dp_diskstats_metrics_t *m, size_t n,
                  const char *sysroot, double interval_s, double window_s) {
@@ -61,16 +47,15 @@ int dp_peers_new(dp_peers_t **out, const dp_diskstats_metrics_t *m, size_t n,
   size_t ncand = 0;
   memset(cand, 0, sizeof(cand));
   for (size_t i = 0; i < n; i++) {
-    if (!whole_disk(sysroot, m[i].name))
+    if (!dp_blockdev_is_whole_disk(sysroot, m[i].name))
       continue;
     disk_t *d = &p->disks[p->ndisks];
     snprintf(d->name, sizeof(d->name), "%s", m[i].name);
-    dp_media_t media =
-        dp_media_classify_at(sysroot, d->name, d->model, sizeof(d->model));
-    if (dp_sysfs_attr(sysroot, d->name, "device/serial", d->serial,
-                      sizeof(d->serial)) < 0)
-      dp_sysfs_attr(sysroot, d->name, "device/wwid", d->serial,
-                    sizeof(d->serial));
+    dp_blockdev_info_t info;
+    (void)dp_blockdev_info(sysroot, d->name, &info); /* a whole disk */
+    dp_media_t media = info.media;
+    memcpy(d->model, info.model, sizeof(d->model));
+    memcpy(d->serial, info.serial, sizeof(d->serial));
     size_t g = 0;
     while (g < ncand &&
            (cand[g].media != media || strcmp(cand[g].model, d->model) != 0))

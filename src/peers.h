@@ -5,12 +5,12 @@
  * like disks", free of collectd.
  *
  * Groups: whole disks only (partitions and device-mapper/MD devices are
- * not peers of anything), grouped by media class and model from sysfs
- * (health.h's dp_media_classify_at); a group of fewer than three disks is
- * not judged (there is no majority to compare with). The disks are those
- * of the first device-view read that has any; disks that appear later are
- * not added until a restart (said by dp_peers_ndevices staying the same).
- * Each interval a disk contributes its throughput (read + write bytes/s)
+ * not peers of anything: dp_blockdev_is_whole_disk), grouped by media
+ * class and model from sysfs (dp_blockdev_info, blockdev.h); a group of fewer
+ * than three disks is not judged (there is no majority to compare with). The
+ * disks are those of the first device-view read that has any; disks that appear
+ * later are not added until a restart (said by dp_peers_ndevices staying the
+ * same). Each interval a disk contributes its throughput (read + write bytes/s)
  * and its average latency per I/O (reads and writes, seconds).
  * Not thread-safe: one caller (the plugin's read callback).
  */
@@ -19,7 +19,7 @@
 
 #include "diskstats.h"
 #include "failslow.h"
-#include "health.h"
+#include "vocab.h"
 
 #include <stddef.h>
 
@@ -27,7 +27,8 @@ typedef struct dp_peers dp_peers_t;
 
 /* Peer groups over the devices named in m[0..n) (a device-view read),
  * for a read interval of interval_s and detector windows of about
- * window_s (dp_failslow_conf_for_window; 300: the tuned default). 0 (also
+ * window_s (dp_failslow_conf_for_window; 300: the tuned default), sysfs
+ * under sysroot (NULL: DP_SYSROOT_DEFAULT). 0 (also
  * when no group has three disks: nothing is judged), -EINVAL (interval or
  * window out of range), -ENOMEM. */
 int dp_peers_new(dp_peers_t **out, const dp_diskstats_metrics_t *m, size_t n,

@@ -1,6 +1,7 @@
 /* scheduler.c - the probe scheduler; see scheduler.h for the contract. */
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #include "scheduler.h"
+#include "blockdev.h"
 #include "clock.h"
 #include "job.h"
 #include "rng.h"
@@ -83,7 +84,7 @@ void dp_sched_conf_init(dp_sched_conf_t *c) {
   memset(c, 0, sizeof(*c));
   c->duty_cycle_percent = 2;
   c->splay = 1;
-  c->sysroot = "/sys";
+  c->sysroot = DP_SYSROOT_DEFAULT;
   c->queue_len = DP_SCHED_QUEUE_DEFAULT;
   c->join_grace_ns = 5 * DP_NS_PER_S;
 }
@@ -146,8 +147,8 @@ static dev_t target_disk(const dp_sched_t *s, const dp_target_conf_t *tc,
     snprintf(name, len, UNRESOLVED_DISK);
     return 0;
   }
-  dp_device_t dev;
-  if (dp_device_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0) {
+  dp_blockdev_t dev;
+  if (dp_blockdev_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0) {
     snprintf(name, len, "%s", dev.disk);
     return makedev(dev.disk_major, dev.disk_minor);
   }
@@ -258,8 +259,6 @@ int dp_sched_new(dp_sched_t **out, const dp_sched_conf_t *c,
   if (s == NULL)
     return -ENOMEM;
   s->c = *c;
-  if (s->c.sysroot == NULL)
-    s->c.sysroot = "/sys";
   if (s->c.queue_len == 0)
     s->c.queue_len = DP_SCHED_QUEUE_DEFAULT;
   if (s->c.join_grace_ns == 0)
@@ -353,8 +352,8 @@ static int moved_filesystem(dp_sched_t *s, target_t *t) {
   if (d == 0 || d == t->home_dev)
     return 0;
   char name[64], msg[320];
-  dp_device_t dev;
-  if (dp_device_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0)
+  dp_blockdev_t dev;
+  if (dp_blockdev_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0)
     snprintf(name, sizeof(name), "%s", dev.name);
   else
     snprintf(name, sizeof(name), "%u:%u", major(d), minor(d));
@@ -502,116 +501,180 @@ static void round_done(dp_sched_t *s, target_t *t, dp_sched_sample_t *round,
   pthread_mutex_unlock(&s->lock);
 }
 
+/* A result that measured nothing (a probe skipped, or cut short by a
+ * brief stall): no I/O counted, every latency NaN; the job's shape and
+ * error counts stay. */
+static void result_unmeasured(dp_result_t *r) {
+  r->stalled = 0;
+  r->ops = r->bytes = 0;
+  r->iops = r->bytes_per_s = r->achieved_qd = 0;
+  r->lat_min_s = r->lat_mean_s = r->lat_p50_s = r->lat_p90_s = r->lat_p99_s =
+      r->lat_p999_s = r->lat_max_s = NAN;
+}
+
+/* How a round goes on after one of its probes. */
+typedef enum {
+  ROUND_NEXT,    /* on to the next probe (after the last: the round is over) */
+  ROUND_END,     /* queue what ran; the round is over */
+  ROUND_RESET,   /* queue what ran, and reopen the target next round */
+  ROUND_HELD,    /* held back in t->held until the first stall poll */
+  ROUND_ABANDON, /* shutting down: a round cut short is not a measurement */
+} round_step_t;
+
+/* A round in progress. */
+typedef struct {
+  dp_sched_sample_t smp[DP_PROBES_MAX];
+  size_t n;
+  uint64_t busy_ns;
+  double single_s; /* the slowest p50 of the round so far */
+} round_t;
+
+/* A deep probe that could not complete one I/O per queue slot within its
+ * duration at the round's slowest p50 so far measures nothing: skipped. */
+static int deep_on_slow_disk(const dp_job_t *job, double single_s) {
+  return job->queue_depth > 1 && job->duration_ns > 0 &&
+         single_s * 1e9 > (double)job->duration_ns;
+}
+
+static void probe_skip(dp_sched_t *s, target_t *t, const probe_t *ps,
+                       const dp_job_t *job, double single_s, dp_result_t *r) {
+  memset(r, 0, sizeof(*r));
+  r->pattern = job->pattern;
+  r->block_size = job->block_size;
+  r->queue_depth = job->queue_depth;
+  result_unmeasured(r);
+  dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_SKIPPED, t);
+  ev.probe_name = ps->conf.name;
+  ev.busy_ns = (uint64_t)(single_s * 1e9);
+  ev.timeout_ns = job->duration_ns;
+  ev.outstanding = job->queue_depth;
+  emit(s, &ev);
+}
+
+/* Runs (or skips) one probe into *r: 0, or -errno when it could not run
+ * (said as PROBE_FAILED). A probe that ran and failed returns 0: its
+ * result says what went wrong. */
+static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t,
+                         const probe_t *ps, double single_s, dp_result_t *r) {
+  dp_job_t job;
+  char err[256];
+  int rc = dp_job_build(&ps->conf, &t->t, t->conf.timeout_ns, &job, err,
+                        sizeof(err));
+  if (rc == 0 && deep_on_slow_disk(&job, single_s)) {
+    probe_skip(s, t, ps, &job, single_s, r);
+    return 0;
+  }
+  if (rc == 0) {
+    job.stop = &s->stop;
+    job.counter = &w->issued;
+    rc = dp_engine_run(t->engine, &job, r);
+    if (rc < 0 && (r->ops > 0 || r->stalled))
+      rc = 0; /* it ran: the result says what went wrong */
+  }
+  if (rc < 0) {
+    dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_FAILED, t);
+    ev.probe_name = ps->conf.name;
+    ev.err = rc;
+    ev.msg = job.block_size ? strerror(-rc) : err;
+    emit(s, &ev);
+  }
+  return rc;
+}
+
+/* Adds probe i's result to the round as its next sample (with the
+ * probe's running error totals) and says its I/O errors. */
+static void sample_add(dp_sched_t *s, target_t *t, size_t i,
+                       const dp_result_t *r, round_t *rd) {
+  probe_t *ps = &t->probes[i];
+  if (r->ops > 0 && r->lat_p50_s > rd->single_s)
+    rd->single_s = r->lat_p50_s;
+  rd->busy_ns += (uint64_t)(r->wall_s * 1e9);
+  ps->err_io_total += r->err_io;
+  ps->err_short_total += r->err_short;
+  ps->err_timeout_total += r->err_timeout;
+  dp_sched_sample_t *smp = &rd->smp[rd->n++];
+  smp->target = t->index;
+  smp->probe = i;
+  smp->target_name = t->conf.name;
+  smp->probe_name = ps->conf.name;
+  smp->r = *r;
+  smp->r.hist = NULL;
+  smp->done_ns = now_ns(s);
+  smp->round = t->rounds;
+  smp->err_io_total = ps->err_io_total;
+  smp->err_short_total = ps->err_short_total;
+  smp->err_timeout_total = ps->err_timeout_total;
+  if (r->err_io > 0 || r->err_short > 0) {
+    dp_sched_event_t ev = event_of(s, DP_SCHED_IO_ERRORS, t);
+    ev.probe_name = ps->conf.name;
+    ev.result = r;
+    ev.err = r->first_error;
+    emit(s, &ev);
+  }
+}
+
+/* Probe i stalled: the worker is fenced until its I/O drains. Said at
+ * once, or (after a Timeout found too short) held back with the round
+ * until the first poll tells a brief stall from a hung disk. */
+static round_step_t stall_began(dp_sched_t *s, worker_t *w, target_t *t,
+                                size_t i, const dp_result_t *r, round_t *rd) {
+  pthread_mutex_lock(&s->lock);
+  w->stalled = 1;
+  w->stall_since_ns = rd->smp[rd->n - 1].done_ns - t->conf.timeout_ns;
+  w->stalled_target = t->index;
+  w->stalled_probe = i;
+  w->stall_polls = 0;
+  w->stall_quiet = t->timeout_short;
+  pthread_mutex_unlock(&s->lock);
+  if (t->timeout_short) { /* the first poll says whether it is one */
+    pace(s, t, rd->busy_ns);
+    memcpy(t->held, rd->smp, rd->n * sizeof(rd->smp[0]));
+    t->nheld = rd->n;
+    return ROUND_HELD;
+  }
+  dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
+  ev.probe_name = t->probes[i].conf.name;
+  ev.result = r;
+  ev.outstanding = dp_engine_outstanding(t->engine);
+  emit(s, &ev);
+  return ROUND_END;
+}
+
+/* Probe i of the round, and what the round does next. */
+static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
+                               size_t i, round_t *rd) {
+  if (atomic_load(&s->stop))
+    return ROUND_ABANDON;
+  dp_result_t r;
+  if (probe_measure(s, w, t, &t->probes[i], rd->single_s, &r) < 0)
+    return ROUND_RESET; /* what did run still counts */
+  if (atomic_load(&s->stop))
+    return ROUND_ABANDON;
+  sample_add(s, t, i, &r, rd);
+  if (r.stalled)
+    return stall_began(s, w, t, i, &r, rd);
+  if (r.ops == 0 && (r.err_io > 0 || r.err_short > 0))
+    return ROUND_RESET; /* nothing succeeded: the device may be gone */
+  return ROUND_NEXT;
+}
+
 /* Runs every probe of target t once (worker w, without the lock). */
 static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
   if (!target_open(s, t))
     return;
-  dp_sched_sample_t round[DP_PROBES_MAX];
-  size_t n = 0;
-  uint64_t busy_ns = 0;
-  double single_s = 0; /* the slowest p50 of the round so far */
+  round_t rd = {.n = 0, .busy_ns = 0, .single_s = 0};
   t->rounds++;
-  for (size_t i = 0; i < t->conf.nprobes; i++) {
-    if (atomic_load(&s->stop))
-      return; /* a round cut short by shutdown is not a measurement */
-    probe_t *ps = &t->probes[i];
-    dp_job_t job;
-    char err[256];
-    dp_result_t r;
-    int rc = dp_job_build(&ps->conf, &t->t, t->conf.timeout_ns, &job, err,
-                          sizeof(err));
-    int skip = rc == 0 && job.queue_depth > 1 && job.duration_ns > 0 &&
-               single_s * 1e9 > (double)job.duration_ns;
-    if (skip) {
-      memset(&r, 0, sizeof(r));
-      r.pattern = job.pattern;
-      r.block_size = job.block_size;
-      r.queue_depth = job.queue_depth;
-      r.lat_min_s = r.lat_mean_s = r.lat_p50_s = r.lat_p90_s = r.lat_p99_s =
-          r.lat_p999_s = r.lat_max_s = NAN;
-      dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_SKIPPED, t);
-      ev.probe_name = ps->conf.name;
-      ev.busy_ns = (uint64_t)(single_s * 1e9);
-      ev.timeout_ns = job.duration_ns;
-      ev.outstanding = job.queue_depth;
-      emit(s, &ev);
-    } else if (rc == 0) {
-      job.stop = &s->stop;
-      job.counter = &w->issued;
-      rc = dp_engine_run(t->engine, &job, &r);
-      if (rc < 0 && (r.ops > 0 || r.stalled))
-        rc = 0; /* it ran: the result says what went wrong */
-    }
-    if (rc < 0) {
-      dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_FAILED, t);
-      ev.probe_name = ps->conf.name;
-      ev.err = rc;
-      ev.msg = job.block_size ? strerror(-rc) : err;
-      emit(s, &ev);
-      round_done(s, t, round, n, busy_ns); /* what did run still counts */
-      target_reset(t);
-      return;
-    }
-    if (atomic_load(&s->stop))
-      return;
-    if (r.ops > 0 && r.lat_p50_s > single_s)
-      single_s = r.lat_p50_s;
-    busy_ns += (uint64_t)(r.wall_s * 1e9);
-    ps->err_io_total += r.err_io;
-    ps->err_short_total += r.err_short;
-    ps->err_timeout_total += r.err_timeout;
-    dp_sched_sample_t *smp = &round[n++];
-    smp->target = t->index;
-    smp->probe = i;
-    smp->target_name = t->conf.name;
-    smp->probe_name = ps->conf.name;
-    smp->r = r;
-    smp->r.hist = NULL;
-    smp->done_ns = now_ns(s);
-    smp->round = t->rounds;
-    smp->err_io_total = ps->err_io_total;
-    smp->err_short_total = ps->err_short_total;
-    smp->err_timeout_total = ps->err_timeout_total;
-    if (r.err_io > 0 || r.err_short > 0) {
-      dp_sched_event_t ev = event_of(s, DP_SCHED_IO_ERRORS, t);
-      ev.probe_name = ps->conf.name;
-      ev.result = &r;
-      ev.err = r.first_error;
-      emit(s, &ev);
-    }
-    if (r.stalled) {
-      pthread_mutex_lock(&s->lock);
-      w->stalled = 1;
-      w->stall_since_ns = smp->done_ns - t->conf.timeout_ns;
-      w->stalled_target = t->index;
-      w->stalled_probe = i;
-      w->stall_polls = 0;
-      w->stall_quiet = t->timeout_short;
-      pthread_mutex_unlock(&s->lock);
-      if (t->timeout_short) { /* the first poll says whether it is one */
-        pace(s, t, busy_ns);
-        memcpy(t->held, round, n * sizeof(round[0]));
-        t->nheld = n;
-        return;
-      }
-      dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
-      ev.probe_name = ps->conf.name;
-      ev.result = &r;
-      ev.outstanding = dp_engine_outstanding(t->engine);
-      emit(s, &ev);
-      round_done(s, t, round, n, busy_ns);
-      return;
-    }
-    if (r.ops == 0 && (r.err_io > 0 || r.err_short > 0)) {
-      /* Nothing succeeded: the device may be gone; reopen next round. */
-      round_done(s, t, round, n, busy_ns);
-      target_reset(t);
-      return;
-    }
-  }
-  round_done(s, t, round, n, busy_ns);
-  /* Idle until the next round: hand the buffers' pages back. */
-  dp_engine_release_buffers(t->engine);
+  round_step_t step = ROUND_NEXT;
+  for (size_t i = 0; i < t->conf.nprobes && step == ROUND_NEXT; i++)
+    step = probe_step(s, w, t, i, &rd);
+  if (step == ROUND_ABANDON || step == ROUND_HELD)
+    return;
+  round_done(s, t, rd.smp, rd.n, rd.busy_ns);
+  if (step == ROUND_RESET)
+    target_reset(t);
+  else if (step == ROUND_NEXT) /* every probe ran */
+    /* Idle until the next round: hand the buffers' pages back. */
+    dp_engine_release_buffers(t->engine);
 }
 
 /* The first poll of a stall held back (target.timeout_short): drained, it
@@ -625,12 +688,7 @@ static int held_stall(dp_sched_t *s, worker_t *w, target_t *t, int left) {
   if (left == 0 && t->nheld > 0) {
     /* the stalled probe was cut short: not measured, like a skipped one
      * (its late I/Os stay in err_timeout) */
-    dp_result_t *r = &t->held[t->nheld - 1].r;
-    r->stalled = 0;
-    r->ops = r->bytes = 0;
-    r->iops = r->bytes_per_s = r->achieved_qd = 0;
-    r->lat_min_s = r->lat_mean_s = r->lat_p50_s = r->lat_p90_s = r->lat_p99_s =
-        r->lat_p999_s = r->lat_max_s = NAN;
+    result_unmeasured(&t->held[t->nheld - 1].r);
   }
   enqueue(s, t, t->held, t->nheld);
   pthread_mutex_unlock(&s->lock);

@@ -7,7 +7,7 @@
  * Workers
  *   Targets are grouped by the physical disk that holds their data,
  *   resolved through /sys: a partition to its disk, a device-mapper/LVM/MD
- *   device through its `slaves/` to the disk(s) below (dp_device_resolve_at).
+ *   device through its `slaves/` to the disk(s) below (dp_blockdev_resolve_at).
  *   One worker per disk runs its targets' rounds one after another, so
  *   probes on one disk never overlap and DutyCycle holds for the disk;
  *   different disks probe in parallel. A target whose disk cannot be
@@ -140,7 +140,7 @@ typedef struct {
   double duty_cycle_percent; /* DutyCycle, 0 < x <= 100 */
   int splay;                 /* 1: random first round in the interval */
   uint64_t seed;             /* splay randomness; 0: from the clock */
-  const char *sysroot;       /* "/sys"; a fixture tree in tests */
+  const char *sysroot;       /* DP_SYSROOT_DEFAULT (or NULL); a fixture tree */
   unsigned queue_len;        /* samples kept per probe; 0: default 4 */
   uint64_t join_grace_ns;    /* stop: wait max timeout + this; 0: 5 s */
   /* The clock for due times and stall durations; NULL: dp_now_ns. Threads

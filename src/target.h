@@ -8,67 +8,28 @@
  *   (created, one level, mode 0700, if it is missing) that holds the probe
  *   file DP_PROBE_FILE_NAME. A relative path is taken from the cwd.
  *
- *   Path safety: the directory is reached from "/" one component at a time
- *   without following any symlink (openat2 RESOLVE_NO_SYMLINKS where the
- *   kernel has it, else openat O_NOFOLLOW | O_DIRECTORY); "." and ".." are
- *   resolved lexically, which is what the kernel would do without symlinks.
- *   The directory and every ancestor must be owned by root or the effective
- *   uid and not group/other-writable unless sticky (/tmp, /var/tmp are
- *   fine; what is below them must be ours or root's). Otherwise -ELOOP or
- *   -EPERM, with the real path of the offending component in t->err.
+ *   Path safety (safepath.h): the directory is reached from "/" one
+ *   component at a time without following any symlink, through
+ *   directories owned by root or the effective uid that nobody else can
+ *   write. Otherwise -ELOOP or -EPERM, with the real path of the offending
+ *   component in t->err.
  *   A directory on tmpfs, devtmpfs or ramfs is refused (-EMEDIUMTYPE): a
  *   probe file in RAM measures memory, not a disk.
  *
- *   Layout (a header, then data to the end):
- *     header  magic "DISKPROBE-FILE", version (2), header size, size, data
- *             offset, a "complete" flag, laid_bytes (how far the layout
- *             has durably got) and a checksum (FNV-1a) of those fields;
- *             rest of the block random. Its size is DP_PROBE_HEADER_BYTES,
- *             or the O_DIRECT alignment where that is larger (16 KiB-sector
- *             devices); the data offset it records is where probes start,
- *             so files with a 4 KiB header stay readable (and are re-laid
- *             where that offset is not aligned)
- *     data    incompressible random bytes, written with O_DIRECT over the
- *             whole size, then fsync'ed
- *   The header is written first with complete = 0 and rewritten with
- *   complete = 1 after the data is durable, so an interrupted layout is
- *   recognised as ours-but-incomplete.
- *
- *   Resuming a layout: every DP_LAYOUT_CHECKPOINT_BYTES (and when a stop
- *   interrupts it) the data written so far is fdatasync'ed and only then
- *   the header is rewritten with laid_bytes = the end of that data and
- *   fdatasync'ed again. So laid_bytes never claims data that is not on the
- *   disk: after a shutdown, a crash or a power cut, [0, laid_bytes) is
- *   ours and durable, and whatever lies beyond it is simply written again.
- *   An incomplete file is resumed at laid_bytes (t->resumed_bytes) only if
- *   all of these hold, else it is laid out again from byte 0: regular, ours
- *   (owner euid, mode exactly 0600, one link, our name: DP_PROBE_FILE_NAME
- *   or *.probe), the magic, version >= 2, the checksum right, the size
- *   asked for, the header size and data offset this device needs, laid_bytes
- *   aligned and within [data offset, size], st_size within [laid_bytes,
- *   size], and [0, laid_bytes) fully allocated. A version-1 file (no
- *   laid_bytes) is laid out again. An interrupted layout keeps its file
- *   (unless it had not written any data yet); one that failed (no space, an
- *   I/O error) removes it, as before.
- *
- *   Write rate: a layout writes at most `rate_bytes_per_s` on average
- *   (dp_layout_conf_t; LayoutRate), one LAYOUT chunk (1 MiB) at a time:
- *   after each chunk it waits until the bytes written since it started are
- *   no more than the rate allows, in sleeps of at most DP_LAYOUT_SLEEP_NS
- *   so a stop is seen within that (-ECANCELED).
+ *   Layout, resuming an interrupted one, and its write rate: probefile.h.
  *
  *   A file is reused only if it is still ours and intact: a regular file,
  *   not a symlink (O_NOFOLLOW), owned by the effective uid, no group/other
  *   permission bits, one link, the magic and complete flag set, the size
  *   asked for, and fully allocated (st_blocks, SEEK_HOLE, and FIEMAP shows no
  *   unwritten or delayed extents). Ours but incomplete: resumed where that
- *   is provably safe (see Resuming), else laid out again, as is a file of
- *   ours of the wrong size. So is a file shorter than a header that is provably
- *   ours: regular, owned by us, mode 0600, one link, our name, and empty or
- *   holding the start of our header (a crash before the first header write,
- *   or `: > diskprobe.probe`). Not ours: refused, never touched. A FIFO,
- *   socket or device at the path is refused (-EINVAL) without being opened
- *   for I/O, and named.
+ *   is provably safe (probefile.h, Resuming), else laid out again, as is a file
+ * of ours of the wrong size. So is a file shorter than a header that is
+ * provably ours: regular, owned by us, mode 0600, one link, our name, and empty
+ * or holding the start of our header (a crash before the first header write, or
+ * `: > diskprobe.probe`). Not ours: refused, never touched. A FIFO, socket or
+ * device at the path is refused (-EINVAL) without being opened for I/O, and
+ * named.
  *
  *   Lock: while open, the file holds an OFD lock (fcntl F_OFD_SETLK) taken
  *   before it is checked, laid out or removed: F_WRLCK on a writable fd; a
@@ -90,30 +51,15 @@
 #ifndef DP_TARGET_H
 #define DP_TARGET_H
 
+#include "blockdev.h"
+#include "probefile.h"
+
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DP_PROBE_FILE_NAME "diskprobe.probe"
-#define DP_PROBE_HEADER_BYTES 4096u /* the smallest header; see Layout */
-#define DP_PROBE_FILE_MIN_BYTES (1024u * 1024u)
-#define DP_LAYOUT_CHECKPOINT_BYTES (64ull << 20) /* progress made durable */
-#define DP_LAYOUT_SLEEP_NS (20 * 1000000ull)     /* longest pacing sleep */
-
 typedef enum { DP_TARGET_FILE = 0, DP_TARGET_BLOCK = 1 } dp_target_kind_t;
-
-/* The block device behind a target, from /sys. */
-typedef struct {
-  unsigned major, minor; /* what holds the data; 0:0 when unknown */
-  char name[64];         /* kernel name, e.g. "vda1"; "" when unknown */
-  unsigned disk_major, disk_minor;
-  char disk[64]; /* the whole disk, e.g. "vda" (== name for a whole disk) */
-  int partition; /* 1 if name is a partition of disk */
-  int stacked;   /* 1 if name is built on other devices (dm, md) */
-  uint32_t logical_block_size; /* bytes; 0 when unknown */
-  int rotational;              /* 1, 0, or -1 when unknown */
-} dp_device_t;
 
 typedef struct {
   dp_target_kind_t kind;
@@ -125,7 +71,7 @@ typedef struct {
   uint32_t align;       /* O_DIRECT offset/length/buffer alignment, bytes */
   int laid_out;         /* 1 if this open created or re-laid the file */
   dev_t st_dev;         /* device id that serialises probes */
-  dp_device_t dev;      /* resolved device; dev.name "" if unresolvable */
+  dp_blockdev_t dev;    /* resolved device; dev.name "" if unresolvable */
   char err[256];        /* cause of the last failure */
   int writable;         /* 1: fd is O_RDWR (a probe file opened writable) */
   /* the probe file as it was opened, for dp_target_verify */
@@ -136,20 +82,6 @@ typedef struct {
    * After -ECANCELED: where the next open will resume. */
   uint64_t resumed_bytes;
 } dp_target_t;
-
-/*
- * Resolves major:minor to the kernel's device names using the sysfs tree
- * under `sysroot` ("/sys" on a live system; a fixture tree in tests).
- * `disk` is the physical disk: a partition's parent, and for a stacked
- * device (device-mapper/LVM, MD: its `slaves/`) the disk under its first
- * slave by name, followed down as far as it goes -- two logical volumes on
- * one disk resolve to that disk. (A device striped over several disks is
- * counted as on its first one.)
- * -ENODEV if the device is not a block device known to sysfs (e.g. btrfs
- * and overlayfs anonymous devices).
- */
-int dp_device_resolve_at(const char *sysroot, unsigned major, unsigned minor,
-                         dp_device_t *out);
 
 /*
  * Opens (creating and laying out when needed) the probe file for `path`
@@ -167,20 +99,6 @@ int dp_device_resolve_at(const char *sysroot, unsigned major, unsigned minor,
  */
 int dp_target_open_file(const char *path, uint64_t size_bytes, int writable,
                         dp_target_t *t);
-
-/* How a layout runs. Zeroed: no stop, no rate bound, the real clock. */
-typedef struct {
-  /* nonzero (a shutdown): the layout stops within one chunk or one
-   * pacing sleep, -ECANCELED; the file is kept for resuming (see
-   * Resuming) unless no data had been written. NULL: never. */
-  const atomic_int *stop;
-  uint64_t rate_bytes_per_s; /* average write rate; 0: unbounded */
-  /* Test hooks: the clock pacing reads and the sleep it takes (which must
-   * advance that clock); NULL: dp_now_ns and nanosleep. */
-  uint64_t (*now_ns)(void *arg);
-  void (*sleep_ns)(uint64_t ns, void *arg);
-  void *clock_arg;
-} dp_layout_conf_t;
 
 /* dp_target_open_file, with the layout (if one is needed) run as lc says;
  * lc may be NULL. */

@@ -33,7 +33,8 @@ trap 'rm -rf "$work"' EXIT
 
 gcc -O2 -g -std=gnu11 -Wall -Wextra -ffunction-sections -I"$top/src" \
   "$here/bench_failslow.c" "$top/src/failslow.c" "$top/src/peers.c" \
-  "$top/src/health.c" -lm \
+  "$top/src/health.c" "$top/src/blockdev.c" "$top/src/units.c" \
+  "$top/src/vocab.c" -lm \
   -Wl,--gc-sections,--wrap=malloc,--wrap=calloc,--wrap=realloc \
   -o "$work/bench_failslow" # gc: health.c's unused parts need the engine
 

@@ -34,14 +34,15 @@ flags=(-g -O1 -std=gnu11 -fno-omit-frame-pointer
 # shellcheck disable=SC2206 # FUZZ_CFLAGS is a list of flags
 flags+=(${FUZZ_CFLAGS:-})
 
-# The library sources each target needs (engine.c for the pattern names
-# conf.c, options.c and health.c print; it needs clock, rng, hist, libaio).
-core="clock.c rng.c hist.c engine.c"
+# The library sources each target needs (vocab.c for the pattern names and
+# messages of conf.c, options.c and health.c; blockdev.c for health's media
+# classes).
+core="vocab.c"
 declare -A needs=(
   [fuzz_diskstats]="diskstats.c"
   [fuzz_units]="units.c"
   [fuzz_conf]="conf.c options.c units.c $core"
-  [fuzz_health_state]="health.c conf.c options.c units.c $core"
+  [fuzz_health_state]="health.c blockdev.c conf.c options.c units.c $core"
   [fuzz_failslow_csv]="cli/cmd_failslow.c cli/common.c failslow.c conf.c options.c units.c $core"
 )
 for t in fuzz_diskstats fuzz_units fuzz_conf fuzz_health_state fuzz_failslow_csv; do

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "devview.h"
+#include "helpers.h"
 
 static char dir[] = "/tmp/dp-test-devview.XXXXXX";
 static char snap[128];
@@ -32,15 +33,11 @@ static void write_snapshot(const char *text) {
   fclose(f);
 }
 
+/* DIR/sys/REL of the fixture sysfs. */
 static void write_attr(const char *rel, const char *text) {
-  char p[256], cmd[300];
-  snprintf(p, sizeof(p), "%s/sys/%s", dir, rel);
-  snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", p);
-  assert_int_equal(system(cmd), 0);
-  FILE *f = fopen(p, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
+  char p[256];
+  snprintf(p, sizeof(p), "sys/%s", rel);
+  fixture_write(dir, p, text);
 }
 
 static dp_io_counter_t probe_counter;
@@ -121,9 +118,7 @@ static void test_reads_share_and_empty(void **state) {
   assert_int_equal(dp_devview_watch(v, "vda"), 0);
   assert_true(dp_devview_read(v, 1, NULL, NULL, &m) < 0);
   dp_devview_free(v);
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-  assert_int_equal(system(cmd), 0);
+  fixture_remove(dir);
 }
 
 int main(void) {

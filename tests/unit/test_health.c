@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "health.h"
+#include "helpers.h"
 
 static const char *const names2[] = {"randread-qd1", "randread-qd32"};
 static const char *const keys2[] = {"randread/8192/1", "randread/8192/32"};
@@ -287,45 +288,12 @@ static void test_state_file(void **state) {
   assert_int_equal(dp_health_load(h, "/nonexistent/x", err, sizeof(err)),
                    -ENOENT);
   dp_health_free(h);
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-  assert_int_equal(system(cmd), 0);
+  fixture_remove(dir);
 }
 
-static void mkfile(const char *root, const char *rel, const char *content) {
-  char p[512], cmd[600];
-  snprintf(p, sizeof(p), "%s/%s", root, rel);
-  snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", p);
-  assert_int_equal(system(cmd), 0);
-  FILE *f = fopen(p, "w");
-  assert_non_null(f);
-  fputs(content, f);
-  fclose(f);
-}
-
+/* The media classes themselves are test_blockdev's. */
 static void test_media_classes_and_ceiling(void **state) {
   (void)state;
-  char root[] = "/tmp/dp-test-media.XXXXXX", cmd[128], model[64], l[256];
-  assert_non_null(mkdtemp(root));
-  mkfile(root, "block/nvme0n1/queue/rotational", "0\n");
-  mkfile(root, "block/nvme0n1/device/model", "Fast NVMe 1TB  \n");
-  mkfile(root, "block/sda/queue/rotational", "1\n");
-  mkfile(root, "block/sdb/queue/rotational", "0\n");
-  mkfile(root, "block/vdz/queue/rotational", "1\n");
-  mkfile(root, "drivers/virtio_blk/x", "");
-  mkfile(root, "block/vdz/device/vendor", "0x1af4\n");
-  snprintf(l, sizeof(l), "%s/block/vdz/device/driver", root);
-  assert_int_equal(symlink("../../../drivers/virtio_blk", l), 0);
-  assert_int_equal(dp_media_classify_at(root, "nvme0n1", model, 64),
-                   DP_MEDIA_NVME);
-  assert_string_equal(model, "Fast NVMe 1TB");
-  assert_int_equal(dp_media_classify_at(root, "sda", model, 64), DP_MEDIA_HDD);
-  assert_int_equal(dp_media_classify_at(root, "sdb", model, 64), DP_MEDIA_SSD);
-  assert_int_equal(dp_media_classify_at(root, "vdz", model, 64),
-                   DP_MEDIA_VIRTUAL);
-  assert_int_equal(dp_media_classify_at(root, "nope", model, 64),
-                   DP_MEDIA_UNKNOWN);
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-  assert_int_equal(system(cmd), 0);
   assert_true(dp_media_ceiling_s(DP_MEDIA_NVME) <
               dp_media_ceiling_s(DP_MEDIA_SSD));
   assert_true(dp_media_ceiling_s(DP_MEDIA_SSD) <

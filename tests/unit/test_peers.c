@@ -22,19 +22,16 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "peers.h"
 
 static char root[] = "/tmp/dp-test-peers.XXXXXX";
 
+/* ROOT/block/DISK/REL of the fixture sysfs. */
 static void attr(const char *disk, const char *rel, const char *text) {
-  char p[256], cmd[300];
-  snprintf(p, sizeof(p), "%s/block/%s/%s", root, disk, rel);
-  snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", p);
-  assert_int_equal(system(cmd), 0);
-  FILE *f = fopen(p, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
+  char p[256];
+  snprintf(p, sizeof(p), "block/%s/%s", disk, rel);
+  fixture_write(root, p, text);
 }
 
 /* One interval of disk `name`: 200 reads of 64 KiB a second at `lat_ms`. */
@@ -124,9 +121,7 @@ static void test_groups_and_flag(void **state) {
   assert_int_equal(seen.flagged[3], 1);
   assert_int_equal(seen.changed, 1);
   dp_peers_free(p);
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-  assert_int_equal(system(cmd), 0);
+  fixture_remove(root);
 }
 
 int main(void) {

@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "events.h"
+#include "helpers.h"
 #include "scheduler.h"
 
 /* ---- the fake kernel ---------------------------------------------------- */
@@ -196,9 +197,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
+  fixture_remove(tmpdir);
+  return 0;
 }
 
 /* A file target in tmpdir/sub (or a Device when device != 0) with one

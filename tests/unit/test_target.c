@@ -38,6 +38,7 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
 #include "target.h"
 
 #define MiB (1024u * 1024u)
@@ -92,13 +93,6 @@ static int teardown(void **state) {
     return -1;
   free(f);
   return 0;
-}
-
-static void write_file(const char *p, const char *content) {
-  FILE *fp = fopen(p, "w");
-  assert_non_null(fp);
-  fputs(content, fp);
-  fclose(fp);
 }
 
 static char *read_file(const char *p, size_t *len) {
@@ -193,7 +187,7 @@ static void test_refuses_symlink(void **state) {
   fx_t *f = *state;
   char victim[600];
   snprintf(victim, sizeof(victim), "%s/victim", f->dir);
-  write_file(victim, "precious");
+  fixture_write(f->dir, "victim", "precious");
   assert_int_equal(symlink(victim, f->probe), 0);
   dp_target_t t;
   assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -ELOOP);
@@ -207,7 +201,7 @@ static void test_refuses_symlink(void **state) {
 
 static void test_refuses_foreign_file(void **state) {
   fx_t *f = *state;
-  write_file(f->probe, "somebody else's data\n");
+  fixture_write(f->dir, DP_PROBE_FILE_NAME, "somebody else's data\n");
   chmod(f->probe, 0600);
   dp_target_t t;
   assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
@@ -320,7 +314,7 @@ static void test_missing_path_and_file_as_dir(void **state) {
   fx_t *f = *state;
   char p[600];
   snprintf(p, sizeof(p), "%s/plain", f->dir);
-  write_file(p, "x");
+  fixture_write(f->dir, "plain", "x");
   char q[700];
   snprintf(q, sizeof(q), "%s/sub", p);
   dp_target_t t;
@@ -777,129 +771,6 @@ static void test_refuses_ram_filesystems(void **state) {
   }
 }
 
-/* ---- device resolution -------------------------------------------------- */
-
-static void mk(const char *root, const char *rel, const char *content) {
-  char p[1024];
-  snprintf(p, sizeof(p), "%s/%s", root, rel);
-  char cmd[1200];
-  snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", p);
-  assert_int_equal(system(cmd), 0);
-  if (content)
-    write_file(p, content);
-}
-
-static void test_resolve_fixture_sysfs(void **state) {
-  fx_t *f = *state;
-  char root[600];
-  snprintf(root, sizeof(root), "%s/sys", f->dir);
-  mk(root, "devices/pci0/block/sda/dev", "8:0\n");
-  mk(root, "devices/pci0/block/sda/queue/logical_block_size", "4096\n");
-  mk(root, "devices/pci0/block/sda/queue/rotational", "1\n");
-  mk(root, "devices/pci0/block/sda/sda2/dev", "8:2\n");
-  mk(root, "devices/pci0/block/sda/sda2/partition", "2\n");
-  mk(root, "dev/block/x", NULL);
-  char l[800];
-  snprintf(l, sizeof(l), "%s/dev/block/8:2", root);
-  assert_int_equal(symlink("../../devices/pci0/block/sda/sda2", l), 0);
-  snprintf(l, sizeof(l), "%s/dev/block/8:0", root);
-  assert_int_equal(symlink("../../devices/pci0/block/sda", l), 0);
-
-  dp_device_t d;
-  assert_int_equal(dp_device_resolve_at(root, 8, 2, &d), 0);
-  assert_string_equal(d.name, "sda2");
-  assert_string_equal(d.disk, "sda");
-  assert_int_equal(d.partition, 1);
-  assert_int_equal(d.disk_major, 8);
-  assert_int_equal(d.disk_minor, 0);
-  assert_int_equal(d.logical_block_size, 4096);
-  assert_int_equal(d.rotational, 1);
-
-  assert_int_equal(dp_device_resolve_at(root, 8, 0, &d), 0);
-  assert_string_equal(d.name, "sda");
-  assert_string_equal(d.disk, "sda");
-  assert_int_equal(d.partition, 0);
-
-  assert_int_equal(dp_device_resolve_at(root, 0, 45, &d), -ENODEV);
-}
-
-/* Two logical volumes (dm-0 on sda2, dm-1 on a crypt dm-2 on sda3) and a
- * partition all resolve to sda, so one worker probes them all. */
-static void test_resolve_stacked_sysfs(void **state) {
-  fx_t *f = *state;
-  char root[600];
-  snprintf(root, sizeof(root), "%s/sys", f->dir);
-  mk(root, "devices/pci0/block/sda/dev", "8:0\n");
-  mk(root, "devices/pci0/block/sda/sda2/dev", "8:2\n");
-  mk(root, "devices/pci0/block/sda/sda2/partition", "2\n");
-  mk(root, "devices/pci0/block/sda/sda3/dev", "8:3\n");
-  mk(root, "devices/pci0/block/sda/sda3/partition", "3\n");
-  mk(root, "devices/virtual/block/dm-0/dev", "253:0\n");
-  mk(root, "devices/virtual/block/dm-0/queue/rotational", "0\n");
-  mk(root, "devices/virtual/block/dm-0/slaves/x", NULL);
-  mk(root, "devices/virtual/block/dm-1/dev", "253:1\n");
-  mk(root, "devices/virtual/block/dm-1/slaves/x", NULL);
-  mk(root, "devices/virtual/block/dm-2/dev", "253:2\n");
-  mk(root, "devices/virtual/block/dm-2/slaves/x", NULL);
-  mk(root, "devices/virtual/block/dm-3/dev", "253:3\n");
-  mk(root, "dev/block/x", NULL);
-  static const char *const links[][2] = {
-      {"dev/block/8:0", "../../devices/pci0/block/sda"},
-      {"dev/block/8:2", "../../devices/pci0/block/sda/sda2"},
-      {"dev/block/8:3", "../../devices/pci0/block/sda/sda3"},
-      {"dev/block/253:0", "../../devices/virtual/block/dm-0"},
-      {"dev/block/253:1", "../../devices/virtual/block/dm-1"},
-      {"dev/block/253:2", "../../devices/virtual/block/dm-2"},
-      {"dev/block/253:3", "../../devices/virtual/block/dm-3"},
-      {"devices/virtual/block/dm-0/slaves/sda2",
-       "../../../../pci0/block/sda/sda2"},
-      {"devices/virtual/block/dm-1/slaves/dm-2", "../../dm-2"},
-      {"devices/virtual/block/dm-2/slaves/sda3",
-       "../../../../pci0/block/sda/sda3"},
-  };
-  for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-    char l[800];
-    snprintf(l, sizeof(l), "%s/%s", root, links[i][0]);
-    if (symlink(links[i][1], l) != 0)
-      fail_msg("symlink %s: %s", l, strerror(errno));
-  }
-  dp_device_t d;
-  assert_int_equal(dp_device_resolve_at(root, 253, 0, &d), 0);
-  assert_string_equal(d.name, "dm-0");
-  assert_string_equal(d.disk, "sda");
-  assert_int_equal(d.disk_major, 8);
-  assert_int_equal(d.disk_minor, 0);
-  assert_int_equal(d.stacked, 1);
-  assert_int_equal(d.rotational, 0); /* the dm device's own queue */
-  assert_int_equal(dp_device_resolve_at(root, 253, 1, &d), 0);
-  assert_string_equal(d.name, "dm-1");
-  assert_string_equal(d.disk, "sda");
-  assert_int_equal(d.disk_minor, 0);
-  /* a dm device with no slaves (e.g. dm-zero) is its own disk */
-  assert_int_equal(dp_device_resolve_at(root, 253, 3, &d), 0);
-  assert_string_equal(d.disk, "dm-3");
-  assert_int_equal(d.stacked, 0);
-  assert_int_equal(dp_device_resolve_at(root, 8, 2, &d), 0);
-  assert_int_equal(d.stacked, 0);
-  assert_string_equal(d.disk, "sda");
-}
-
-static void test_resolve_live(void **state) {
-  fx_t *f = *state;
-  struct stat st;
-  assert_int_equal(stat(f->dir, &st), 0);
-  dp_device_t d;
-  int rc = dp_device_resolve_at("/sys", major(st.st_dev), minor(st.st_dev), &d);
-  if (rc == -ENODEV)
-    skip(); /* btrfs/overlay: no block device behind st_dev */
-  assert_int_equal(rc, 0);
-  assert_true(strlen(d.name) > 0 && strlen(d.disk) > 0);
-  assert_true(d.logical_block_size >= 512);
-  char p[300];
-  snprintf(p, sizeof(p), "/sys/block/%s", d.disk);
-  assert_int_equal(access(p, F_OK), 0);
-}
-
 /* A probe file changed under a running prober is noticed by the cheap
  * per-round check: holes punched, truncated and re-extended, deleted,
  * replaced; an unchanged one passes. */
@@ -932,7 +803,7 @@ static void test_verify_notices_changes(void **state) {
     if (c == 4) {
       char other[700];
       snprintf(other, sizeof(other), "%s.new", f->probe);
-      write_file(other, "x");
+      fixture_write(f->dir, DP_PROBE_FILE_NAME ".new", "x");
       assert_int_equal(rename(other, f->probe), 0);
     }
     rc = dp_target_verify(&t);
@@ -1178,9 +1049,6 @@ int main(void) {
       T(test_names_special_files),
       T(test_empty_and_long_names),
       T(test_refuses_ram_filesystems),
-      T(test_resolve_fixture_sysfs),
-      T(test_resolve_stacked_sysfs),
-      T(test_resolve_live),
   };
   return cmocka_run_group_tests_name("target", tests, NULL, NULL);
 }

@@ -1,0 +1,322 @@
+/* blockdev.c - block devices from sysfs; see blockdev.h. */
+#define _GNU_SOURCE
+#include "blockdev.h"
+#include "units.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RESOLVE_DEPTH_MAX 8
+
+static const char *root_of(const char *sysroot) {
+  return sysroot ? sysroot : DP_SYSROOT_DEFAULT;
+}
+
+/* A path "a/b/c" from its parts; -ENAMETOOLONG when it does not fit. */
+static int join(char *out, size_t len, const char *a, const char *b,
+                const char *c) {
+  int n = snprintf(out, len, "%s/%s/%s", a, b, c);
+  return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The first line of a file, trailing whitespace removed. A line longer
+ * than len - 1 bytes: -EOVERFLOW. */
+static int read_line(const char *path, char *buf, size_t len) {
+  if (len == 0)
+    return -EINVAL;
+  buf[0] = '\0';
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  /* sysfs attributes are at most a page; read one byte more than fits so
+   * that a line that does not fit is seen */
+  char tmp[4097];
+  ssize_t n;
+  do
+    n = read(fd, tmp, sizeof(tmp) - 1);
+  while (n < 0 && errno == EINTR);
+  int e = errno;
+  close(fd);
+  if (n < 0)
+    return -e;
+  tmp[n] = '\0';
+  char *nl = memchr(tmp, '\n', (size_t)n);
+  size_t end = nl ? (size_t)(nl - tmp) : (size_t)n;
+  while (end > 0 && isspace((unsigned char)tmp[end - 1]))
+    end--;
+  if (end >= len)
+    return -EOVERFLOW;
+  memcpy(buf, tmp, end);
+  buf[end] = '\0';
+  return 0;
+}
+
+static int read_u64(const char *path, uint64_t *out) {
+  char buf[32];
+  int rc = read_line(path, buf, sizeof(buf));
+  if (rc == -EOVERFLOW)
+    return -ERANGE; /* more than 20 digits, or not a number at all */
+  return rc < 0 ? rc : dp_parse_uint(buf, out);
+}
+
+int dp_blockdev_attr(const char *sysroot, const char *name, const char *attr,
+                     char *buf, size_t len) {
+  char p[PATH_MAX];
+  if (len > 0)
+    buf[0] = '\0';
+  int n =
+      snprintf(p, sizeof(p), "%s/block/%s/%s", root_of(sysroot), name, attr);
+  if (n < 0 || (size_t)n >= sizeof(p))
+    return -ENAMETOOLONG;
+  return read_line(p, buf, len);
+}
+
+int dp_blockdev_attr_u64(const char *sysroot, const char *name,
+                         const char *attr, uint64_t *out) {
+  char buf[32];
+  int rc = dp_blockdev_attr(sysroot, name, attr, buf, sizeof(buf));
+  if (rc == -EOVERFLOW)
+    return -ERANGE;
+  return rc < 0 ? rc : dp_parse_uint(buf, out);
+}
+
+int dp_blockdev_sectors(const char *sysroot, const char *name,
+                        uint64_t *sectors) {
+  char p[PATH_MAX];
+  int n =
+      snprintf(p, sizeof(p), "%s/class/block/%s/size", root_of(sysroot), name);
+  if (n < 0 || (size_t)n >= sizeof(p))
+    return -ENAMETOOLONG;
+  return read_u64(p, sectors);
+}
+
+/* ---- resolution ---------------------------------------------------------
+ */
+
+/* DIR/NAME as an integer; -1 when absent or not a number. */
+static long long dir_attr(const char *dir, const char *name) {
+  char p[PATH_MAX];
+  uint64_t v;
+  if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p) ||
+      read_u64(p, &v) < 0 || v > LLONG_MAX)
+    return -1;
+  return (long long)v;
+}
+
+/* "MAJ:MIN" exactly. */
+static int parse_devnum(const char *s, unsigned *maj, unsigned *min) {
+  const char *colon = strchr(s, ':');
+  char a[16];
+  uint64_t x, y;
+  if (colon == NULL || (size_t)(colon - s) >= sizeof(a))
+    return -EINVAL;
+  memcpy(a, s, (size_t)(colon - s));
+  a[colon - s] = '\0';
+  if (dp_parse_uint(a, &x) < 0 || strchr(a, ' ') != NULL ||
+      dp_parse_uint(colon + 1, &y) < 0 || x > UINT_MAX || y > UINT_MAX)
+    return -EINVAL;
+  *maj = (unsigned)x;
+  *min = (unsigned)y;
+  return 0;
+}
+
+static int read_devnum(const char *dir, unsigned *maj, unsigned *min) {
+  char p[PATH_MAX], buf[32];
+  if (snprintf(p, sizeof(p), "%s/dev", dir) >= (int)sizeof(p))
+    return -ENAMETOOLONG;
+  int rc = read_line(p, buf, sizeof(buf));
+  return rc < 0 ? rc : parse_devnum(buf, maj, min);
+}
+
+/* The first (by name) device a stacked device (device-mapper, MD) is built
+ * on, from <dir>/slaves/: 0 and its number, or -ENOENT for a device that
+ * is not stacked. */
+static int first_slave(const char *dir, unsigned *maj, unsigned *min) {
+  char p[PATH_MAX], best[256] = "";
+  if (snprintf(p, sizeof(p), "%s/slaves", dir) >= (int)sizeof(p))
+    return -ENAMETOOLONG;
+  DIR *d = opendir(p);
+  if (d == NULL)
+    return -ENOENT;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (de->d_name[0] != '.' &&
+        (best[0] == '\0' || strcmp(de->d_name, best) < 0))
+      snprintf(best, sizeof(best), "%s", de->d_name);
+  closedir(d);
+  if (best[0] == '\0')
+    return -ENOENT;
+  char slave[PATH_MAX];
+  if (join(slave, sizeof(slave), dir, "slaves", best) < 0)
+    return -ENAMETOOLONG;
+  return read_devnum(slave, maj, min);
+}
+
+void dp_blockdev_unknown(dp_blockdev_t *out, unsigned major, unsigned minor) {
+  memset(out, 0, sizeof(*out));
+  out->rotational = -1;
+  out->major = major;
+  out->minor = minor;
+}
+
+/* The last component of a path. */
+static void base_of(const char *path, char *out, size_t len) {
+  char tmp[PATH_MAX];
+  snprintf(tmp, sizeof(tmp), "%s", path);
+  snprintf(out, len, "%s", basename(tmp));
+}
+
+static int resolve_depth(const char *sysroot, unsigned major, unsigned minor,
+                         dp_blockdev_t *out, int depth) {
+  dp_blockdev_unknown(out, 0, 0);
+  char link[PATH_MAX], real[PATH_MAX];
+  if (snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sysroot, major,
+               minor) >= (int)sizeof(link))
+    return -ENAMETOOLONG;
+  if (realpath(link, real) == NULL)
+    return errno == ENOENT ? -ENODEV : -errno;
+  out->major = major;
+  out->minor = minor;
+  base_of(real, out->name, sizeof(out->name));
+
+  char diskdir[PATH_MAX], tmp[PATH_MAX];
+  snprintf(tmp, sizeof(tmp), "%s", real);
+  out->partition = dir_attr(real, "partition") > 0;
+  snprintf(diskdir, sizeof(diskdir), "%s",
+           out->partition ? dirname(tmp) : real);
+  base_of(diskdir, out->disk, sizeof(out->disk));
+  if (read_devnum(diskdir, &out->disk_major, &out->disk_minor) < 0) {
+    out->disk_major = major;
+    out->disk_minor = minor;
+  }
+  /* A device-mapper/LVM/MD device: the physical disk is below it. */
+  unsigned smaj, smin;
+  dp_blockdev_t below;
+  if (depth < RESOLVE_DEPTH_MAX && first_slave(diskdir, &smaj, &smin) == 0 &&
+      resolve_depth(sysroot, smaj, smin, &below, depth + 1) == 0) {
+    snprintf(out->disk, sizeof(out->disk), "%s", below.disk);
+    out->disk_major = below.disk_major;
+    out->disk_minor = below.disk_minor;
+    out->stacked = 1;
+  }
+  long long lbs = dir_attr(diskdir, "queue/logical_block_size");
+  out->logical_block_size = lbs > 0 && lbs <= UINT32_MAX ? (uint32_t)lbs : 0;
+  long long rot = dir_attr(diskdir, "queue/rotational");
+  out->rotational = rot < 0 ? -1 : rot > 0;
+  return 0;
+}
+
+int dp_blockdev_resolve_at(const char *sysroot, unsigned major, unsigned minor,
+                           dp_blockdev_t *out) {
+  int rc = resolve_depth(root_of(sysroot), major, minor, out, 0);
+  if (rc < 0)
+    dp_blockdev_unknown(out, major, minor);
+  return rc;
+}
+
+/* ---- what a disk is -------------------------------------------------------
+ */
+
+int dp_blockdev_is_whole_disk(const char *sysroot, const char *name) {
+  uint64_t sectors;
+  char buf[DP_BLOCKDEV_NAME_MAX];
+  if (dp_blockdev_attr_u64(sysroot, name, "size", &sectors) < 0)
+    return 0; /* a partition has no /sys/block/NAME */
+  if (dp_blockdev_attr(sysroot, name, "dm/name", buf, sizeof(buf)) != -ENOENT)
+    return 0; /* present (whatever it holds): device-mapper */
+  return strncmp(name, "md", 2) != 0;
+}
+
+/* The target of SYSROOT/block/DISK[/SUB] (a symlink); 0 or -errno. */
+static int link_of(const char *sysroot, const char *disk, const char *sub,
+                   char *buf, size_t len) {
+  char p[PATH_MAX];
+  int n = snprintf(p, sizeof(p), "%s/block/%s%s%s", root_of(sysroot), disk,
+                   sub ? "/" : "", sub ? sub : "");
+  if (n < 0 || (size_t)n >= sizeof(p))
+    return -ENAMETOOLONG;
+  ssize_t got = readlink(p, buf, len - 1);
+  if (got <= 0)
+    return got < 0 ? -errno : -EINVAL;
+  buf[got] = '\0';
+  return 0;
+}
+
+static int has_prefix(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+dp_media_t dp_blockdev_media(const char *sysroot, const char *disk) {
+  char buf[PATH_MAX];
+  if (has_prefix(disk, "nvme"))
+    return DP_MEDIA_NVME;
+  /* the driver behind the disk: virtio_blk, xen-blkfront, an iSCSI
+   * session (its device path holds "session") */
+  if (link_of(sysroot, disk, "device/driver", buf, sizeof(buf)) == 0 &&
+      (strstr(buf, "virtio") || strstr(buf, "xen") || strstr(buf, "vbd")))
+    return DP_MEDIA_VIRTUAL;
+  if (link_of(sysroot, disk, NULL, buf, sizeof(buf)) == 0 &&
+      (strstr(buf, "/session") || strstr(buf, "virtio") ||
+       strstr(buf, "/nbd") || strstr(buf, "/rbd")))
+    return DP_MEDIA_VIRTUAL;
+  if (has_prefix(disk, "vd") || has_prefix(disk, "xvd") ||
+      has_prefix(disk, "loop") || /* a file on some other disk */
+      has_prefix(disk, "nbd") || has_prefix(disk, "rbd"))
+    return DP_MEDIA_VIRTUAL;
+  uint64_t rot;
+  if (dp_blockdev_attr_u64(sysroot, disk, "queue/rotational", &rot) == 0)
+    return rot == 1 ? DP_MEDIA_HDD : DP_MEDIA_SSD;
+  return DP_MEDIA_UNKNOWN;
+}
+
+/* The first of two attributes that reads; "" when neither does. */
+static void attr_either(const char *sysroot, const char *disk, const char *a,
+                        const char *b, char *buf, size_t len) {
+  if (dp_blockdev_attr(sysroot, disk, a, buf, len) < 0)
+    (void)dp_blockdev_attr(sysroot, disk, b, buf, len);
+}
+
+static uint32_t attr_u32(const char *sysroot, const char *disk,
+                         const char *attr) {
+  uint64_t v;
+  return dp_blockdev_attr_u64(sysroot, disk, attr, &v) == 0 && v <= UINT32_MAX
+             ? (uint32_t)v
+             : 0;
+}
+
+int dp_blockdev_info(const char *sysroot, const char *disk,
+                     dp_blockdev_info_t *out) {
+  memset(out, 0, sizeof(*out));
+  out->rotational = -1;
+  /* the name alone can say (nvme*, vd*, loop*): even without sysfs */
+  out->media = dp_blockdev_media(sysroot, disk);
+  char p[PATH_MAX];
+  if (join(p, sizeof(p), root_of(sysroot), "block", disk) < 0 ||
+      access(p, F_OK) != 0)
+    return -ENODEV;
+  (void)dp_blockdev_attr(sysroot, disk, "device/model", out->model,
+                         sizeof(out->model));
+  attr_either(sysroot, disk, "device/serial", "device/wwid", out->serial,
+              sizeof(out->serial));
+  attr_either(sysroot, disk, "device/firmware_rev", "device/rev", out->firmware,
+              sizeof(out->firmware));
+  uint64_t v;
+  if (dp_blockdev_attr_u64(sysroot, disk, "size", &v) == 0 &&
+      v <= UINT64_MAX / 512)
+    out->size_bytes = v * 512;
+  out->logical_block_bytes =
+      attr_u32(sysroot, disk, "queue/logical_block_size");
+  out->physical_block_bytes =
+      attr_u32(sysroot, disk, "queue/physical_block_size");
+  if (dp_blockdev_attr_u64(sysroot, disk, "queue/rotational", &v) == 0)
+    out->rotational = v > 0;
+  return 0;
+}

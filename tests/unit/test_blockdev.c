@@ -1,0 +1,473 @@
+/*
+ * test_blockdev.c - block devices from a sysfs tree: strict attribute
+ * parsing, resolution of a device number through partitions and dm/md
+ * stacking to its disk, whole-disk tests, media classes and identity.
+ * (Number parsing itself is test_units'.) Each test writes its own fixture tree
+ * (tests/unit/helpers.h); one reads the live /sys and skips where the test
+ * directory has no block device.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "blockdev.h"
+#include "helpers.h"
+
+static char root[] = "/tmp/dp-test-blockdev.XXXXXX";
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(root, sizeof(root), "/tmp/dp-test-blockdev.XXXXXX");
+  return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  fixture_remove(root);
+  return 0;
+}
+
+/* ---- strict parsing ------------------------------------------------------
+ */
+
+/* Garbage, overlong, empty and missing attribute files. */
+static void test_attr_strict(void **state) {
+  (void)state;
+  char big[300], buf[64];
+  memset(big, 'x', sizeof(big) - 2);
+  big[sizeof(big) - 2] = '\n';
+  big[sizeof(big) - 1] = '\0';
+  fixture_write(root, "block/sdq/device/model", "Some Model   \t\nsecond\n");
+  fixture_write(root, "block/sdq/device/serial", big);
+  fixture_write(root, "block/sdq/device/vendor", "");
+  fixture_write(root, "block/sdq/size", "1953525168 sectors\n");
+  fixture_write(root, "block/sdq/queue/logical_block_size", "-512\n");
+  fixture_write(root, "block/sdq/queue/physical_block_size",
+                "123456789012345678901234567890\n");
+  fixture_write(root, "block/sdq/queue/rotational", "1\n");
+
+  assert_int_equal(
+      dp_blockdev_attr(root, "sdq", "device/model", buf, sizeof(buf)), 0);
+  assert_string_equal(buf, "Some Model"); /* the first line, trimmed */
+  assert_int_equal(
+      dp_blockdev_attr(root, "sdq", "device/serial", buf, sizeof(buf)),
+      -EOVERFLOW);
+  assert_string_equal(buf, ""); /* refused, not cut */
+  assert_int_equal(
+      dp_blockdev_attr(root, "sdq", "device/vendor", buf, sizeof(buf)), 0);
+  assert_string_equal(buf, "");
+  assert_int_equal(
+      dp_blockdev_attr(root, "sdq", "device/wwid", buf, sizeof(buf)), -ENOENT);
+
+  uint64_t v = 77;
+  assert_int_equal(dp_blockdev_attr_u64(root, "sdq", "size", &v), -EINVAL);
+  assert_int_equal(
+      dp_blockdev_attr_u64(root, "sdq", "queue/logical_block_size", &v),
+      -EINVAL);
+  assert_int_equal(
+      dp_blockdev_attr_u64(root, "sdq", "queue/physical_block_size", &v),
+      -ERANGE);
+  assert_int_equal(dp_blockdev_attr_u64(root, "sdq", "device/vendor", &v),
+                   -EINVAL);
+  assert_int_equal(dp_blockdev_attr_u64(root, "sdq", "nothing", &v), -ENOENT);
+  assert_int_equal(v, 77);
+  assert_int_equal(dp_blockdev_attr_u64(root, "sdq", "queue/rotational", &v),
+                   0);
+  assert_int_equal(v, 1);
+
+  /* numbers: digits and trailing whitespace only */
+  static const struct {
+    const char *text;
+    int rc;
+  } nums[] = {{"4096\n", 0},     {"7 \t\n", 0},     {"0\n1\n", 0},
+              {" 1\n", -EINVAL}, {"+1\n", -EINVAL}, {"0x10\n", -EINVAL},
+              {"\n", -EINVAL},   {"1 2\n", -EINVAL}};
+  for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+    fixture_write(root, "block/sdq/queue/nr_requests", nums[i].text);
+    int rc = dp_blockdev_attr_u64(root, "sdq", "queue/nr_requests", &v);
+    if (rc != nums[i].rc)
+      fail_msg("\"%s\": expected %d, got %d", nums[i].text, nums[i].rc, rc);
+  }
+
+  /* what does not parse is unknown in the info, not an error */
+  dp_blockdev_info_t in;
+  assert_int_equal(dp_blockdev_info(root, "sdq", &in), 0);
+  assert_string_equal(in.model, "Some Model");
+  assert_string_equal(in.serial, "");
+  assert_int_equal(in.size_bytes, 0);
+  assert_int_equal(in.logical_block_bytes, 0);
+  assert_int_equal(in.physical_block_bytes, 0);
+  assert_int_equal(in.rotational, 1);
+  assert_int_equal(in.media, DP_MEDIA_HDD);
+  /* not a number: the class is unknown, as with no file at all */
+  fixture_write(root, "block/sdr/queue/rotational", "yes\n");
+  assert_int_equal(dp_blockdev_media(root, "sdr"), DP_MEDIA_UNKNOWN);
+}
+
+/* ---- a host's disks --------------------------------------------------------
+ */
+
+/* A SATA disk with two partitions, an NVMe namespace, a virtio disk, a
+ * loop device, an md array over sdb1 and sdc1 and a dm device over sdb2
+ * and sdc2, laid out as the kernel does (devices/... and the links). */
+static void write_host(void) {
+  static const char *const files[][2] = {
+      /* sda: SATA HDD, partitions sda1, sda2 */
+      {"devices/pci0/ata1/block/sda/dev", "8:0\n"},
+      {"devices/pci0/ata1/block/sda/size", "1953525168\n"},
+      {"devices/pci0/ata1/block/sda/queue/logical_block_size", "512\n"},
+      {"devices/pci0/ata1/block/sda/queue/physical_block_size", "4096\n"},
+      {"devices/pci0/ata1/block/sda/queue/rotational", "1\n"},
+      {"devices/pci0/ata1/block/sda/device/model", "WDC WD10EZEX-08W\n"},
+      {"devices/pci0/ata1/block/sda/device/rev", "1A01\n"},
+      {"devices/pci0/ata1/block/sda/device/wwid",
+       "t10.ATA     WDC WD10EZEX-08W                        WD-WCC6Y1\n"},
+      {"devices/pci0/ata1/block/sda/sda1/dev", "8:1\n"},
+      {"devices/pci0/ata1/block/sda/sda1/partition", "1\n"},
+      {"devices/pci0/ata1/block/sda/sda1/size", "2048\n"},
+      {"devices/pci0/ata1/block/sda/sda2/dev", "8:2\n"},
+      {"devices/pci0/ata1/block/sda/sda2/partition", "2\n"},
+      {"devices/pci0/ata1/block/sda/sda2/size", "1953521664\n"},
+      /* nvme0n1: its controller holds model, serial, firmware */
+      {"devices/pci0/nvme/nvme0/nvme0n1/dev", "259:0\n"},
+      {"devices/pci0/nvme/nvme0/nvme0n1/size", "1000215216\n"},
+      {"devices/pci0/nvme/nvme0/nvme0n1/queue/logical_block_size", "512\n"},
+      {"devices/pci0/nvme/nvme0/nvme0n1/queue/physical_block_size", "512\n"},
+      {"devices/pci0/nvme/nvme0/nvme0n1/queue/rotational", "0\n"},
+      {"devices/pci0/nvme/nvme0/model", "Samsung SSD 970 EVO 500GB  \n"},
+      {"devices/pci0/nvme/nvme0/serial", "S466NX0K123456A     \n"},
+      {"devices/pci0/nvme/nvme0/firmware_rev", "2B2QEXE7\n"},
+      /* vda: virtio, which says it spins */
+      {"devices/pci0/virtio1/block/vda/dev", "252:0\n"},
+      {"devices/pci0/virtio1/block/vda/size", "41943040\n"},
+      {"devices/pci0/virtio1/block/vda/queue/rotational", "1\n"},
+      {"bus/virtio/drivers/virtio_blk/x", ""},
+      /* loop0: a file on some other disk */
+      {"devices/virtual/block/loop0/dev", "7:0\n"},
+      {"devices/virtual/block/loop0/size", "0\n"},
+      {"devices/virtual/block/loop0/queue/rotational", "1\n"},
+      /* sdb, sdc: members of md0 and dm-0 */
+      {"devices/pci0/ata2/block/sdb/dev", "8:16\n"},
+      {"devices/pci0/ata2/block/sdb/size", "1000\n"},
+      {"devices/pci0/ata2/block/sdb/queue/rotational", "0\n"},
+      {"devices/pci0/ata2/block/sdb/sdb1/dev", "8:17\n"},
+      {"devices/pci0/ata2/block/sdb/sdb1/partition", "1\n"},
+      {"devices/pci0/ata2/block/sdb/sdb2/dev", "8:18\n"},
+      {"devices/pci0/ata2/block/sdb/sdb2/partition", "2\n"},
+      {"devices/pci0/ata3/block/sdc/dev", "8:32\n"},
+      {"devices/pci0/ata3/block/sdc/size", "1000\n"},
+      {"devices/pci0/ata3/block/sdc/queue/rotational", "0\n"},
+      {"devices/pci0/ata3/block/sdc/sdc1/dev", "8:33\n"},
+      {"devices/pci0/ata3/block/sdc/sdc1/partition", "1\n"},
+      {"devices/pci0/ata3/block/sdc/sdc2/dev", "8:34\n"},
+      {"devices/pci0/ata3/block/sdc/sdc2/partition", "2\n"},
+      {"devices/virtual/block/md0/dev", "9:0\n"},
+      {"devices/virtual/block/md0/size", "900\n"},
+      {"devices/virtual/block/md0/queue/rotational", "0\n"},
+      {"devices/virtual/block/dm-0/dev", "253:0\n"},
+      {"devices/virtual/block/dm-0/size", "800\n"},
+      {"devices/virtual/block/dm-0/dm/name", "vg-data\n"},
+      {"devices/virtual/block/dm-0/queue/rotational", "0\n"},
+  };
+  static const char *const links[][2] = {
+      {"block/sda", "../devices/pci0/ata1/block/sda"},
+      {"block/nvme0n1", "../devices/pci0/nvme/nvme0/nvme0n1"},
+      {"block/vda", "../devices/pci0/virtio1/block/vda"},
+      {"block/loop0", "../devices/virtual/block/loop0"},
+      {"block/sdb", "../devices/pci0/ata2/block/sdb"},
+      {"block/sdc", "../devices/pci0/ata3/block/sdc"},
+      {"block/md0", "../devices/virtual/block/md0"},
+      {"block/dm-0", "../devices/virtual/block/dm-0"},
+      {"class/block/sda", "../../devices/pci0/ata1/block/sda"},
+      {"class/block/sda1", "../../devices/pci0/ata1/block/sda/sda1"},
+      {"class/block/loop0", "../../devices/virtual/block/loop0"},
+      {"devices/pci0/nvme/nvme0/nvme0n1/device", ".."},
+      {"devices/pci0/virtio1/block/vda/device", "../.."},
+      {"devices/pci0/virtio1/driver", "../../bus/virtio/drivers/virtio_blk"},
+      {"dev/block/8:0", "../../devices/pci0/ata1/block/sda"},
+      {"dev/block/8:1", "../../devices/pci0/ata1/block/sda/sda1"},
+      {"dev/block/8:2", "../../devices/pci0/ata1/block/sda/sda2"},
+      {"dev/block/259:0", "../../devices/pci0/nvme/nvme0/nvme0n1"},
+      {"dev/block/252:0", "../../devices/pci0/virtio1/block/vda"},
+      {"dev/block/7:0", "../../devices/virtual/block/loop0"},
+      {"dev/block/8:17", "../../devices/pci0/ata2/block/sdb/sdb1"},
+      {"dev/block/8:18", "../../devices/pci0/ata2/block/sdb/sdb2"},
+      {"dev/block/8:33", "../../devices/pci0/ata3/block/sdc/sdc1"},
+      {"dev/block/8:34", "../../devices/pci0/ata3/block/sdc/sdc2"},
+      {"dev/block/9:0", "../../devices/virtual/block/md0"},
+      {"dev/block/253:0", "../../devices/virtual/block/dm-0"},
+      {"devices/virtual/block/md0/slaves/sdc1",
+       "../../../../pci0/ata3/block/sdc/sdc1"},
+      {"devices/virtual/block/md0/slaves/sdb1",
+       "../../../../pci0/ata2/block/sdb/sdb1"},
+      {"devices/virtual/block/dm-0/slaves/sdc2",
+       "../../../../pci0/ata3/block/sdc/sdc2"},
+      {"devices/virtual/block/dm-0/slaves/sdb2",
+       "../../../../pci0/ata2/block/sdb/sdb2"},
+  };
+  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+    fixture_write(root, files[i][0], files[i][1]);
+  for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+    fixture_symlink(root, links[i][0], links[i][1]);
+}
+
+static void test_info_per_kind(void **state) {
+  (void)state;
+  write_host();
+  dp_blockdev_info_t in;
+  assert_int_equal(dp_blockdev_info(root, "sda", &in), 0);
+  assert_int_equal(in.media, DP_MEDIA_HDD);
+  assert_string_equal(in.model, "WDC WD10EZEX-08W");
+  assert_string_equal(in.serial, /* no serial: the wwid */
+                      "t10.ATA     WDC WD10EZEX-08W                        "
+                      "WD-WCC6Y1");
+  assert_string_equal(in.firmware, "1A01"); /* device/rev */
+  assert_int_equal(in.size_bytes, 1953525168ull * 512);
+  assert_int_equal(in.logical_block_bytes, 512);
+  assert_int_equal(in.physical_block_bytes, 4096);
+  assert_int_equal(in.rotational, 1);
+
+  assert_int_equal(dp_blockdev_info(root, "nvme0n1", &in), 0);
+  assert_int_equal(in.media, DP_MEDIA_NVME);
+  assert_string_equal(in.model, "Samsung SSD 970 EVO 500GB");
+  assert_string_equal(in.serial, "S466NX0K123456A");
+  assert_string_equal(in.firmware, "2B2QEXE7"); /* device/firmware_rev */
+  assert_int_equal(in.size_bytes, 1000215216ull * 512);
+  assert_int_equal(in.rotational, 0);
+
+  assert_int_equal(dp_blockdev_info(root, "vda", &in), 0);
+  assert_int_equal(in.media, DP_MEDIA_VIRTUAL); /* whatever it says */
+  assert_int_equal(in.rotational, 1);
+  assert_string_equal(in.model, "");
+  assert_string_equal(in.firmware, "");
+  assert_int_equal(in.logical_block_bytes, 0);
+
+  assert_int_equal(dp_blockdev_info(root, "loop0", &in), 0);
+  assert_int_equal(in.media, DP_MEDIA_VIRTUAL);
+  assert_int_equal(in.size_bytes, 0);
+
+  assert_int_equal(dp_blockdev_info(root, "sdz", &in), -ENODEV);
+  assert_int_equal(in.media, DP_MEDIA_UNKNOWN);
+  assert_int_equal(in.rotational, -1);
+  assert_string_equal(in.model, "");
+}
+
+static void test_whole_disk(void **state) {
+  (void)state;
+  write_host();
+  static const struct {
+    const char *name;
+    int whole;
+  } cases[] = {{"sda", 1},   {"nvme0n1", 1}, {"vda", 1},
+               {"loop0", 1}, {"sdb", 1},     {"sda1", 0},
+               {"md0", 0},   {"dm-0", 0},    {"nope", 0}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+    if (dp_blockdev_is_whole_disk(root, cases[i].name) != cases[i].whole)
+      fail_msg("%s: expected whole disk %d", cases[i].name, cases[i].whole);
+  /* a size that is not a number is no disk either */
+  fixture_write(root, "block/sdx/size", "lots\n");
+  assert_int_equal(dp_blockdev_is_whole_disk(root, "sdx"), 0);
+}
+
+static void test_sectors(void **state) {
+  (void)state;
+  write_host();
+  uint64_t n = 1;
+  assert_int_equal(dp_blockdev_sectors(root, "sda1", &n), 0);
+  assert_int_equal(n, 2048);
+  assert_int_equal(dp_blockdev_sectors(root, "loop0", &n), 0);
+  assert_int_equal(n, 0);
+  assert_int_equal(dp_blockdev_sectors(root, "sdz", &n), -ENOENT);
+}
+
+/* What major:minor resolves to; the rest of the result is left in *d. */
+typedef struct {
+  unsigned major, minor;
+  const char *name, *disk;
+  unsigned disk_major, disk_minor;
+  int partition, stacked;
+} want_t;
+
+static void expect_resolved(const want_t *w, dp_blockdev_t *d) {
+  int rc = dp_blockdev_resolve_at(root, w->major, w->minor, d);
+  if (rc != 0)
+    fail_msg("%u:%u: expected 0, got %d", w->major, w->minor, rc);
+  if (strcmp(d->name, w->name) != 0 || strcmp(d->disk, w->disk) != 0 ||
+      d->disk_major != w->disk_major || d->disk_minor != w->disk_minor ||
+      d->partition != w->partition || d->stacked != w->stacked)
+    fail_msg("%u:%u: expected %s on %s (%u:%u) partition %d stacked %d, got "
+             "%s on %s (%u:%u) partition %d stacked %d",
+             w->major, w->minor, w->name, w->disk, w->disk_major, w->disk_minor,
+             w->partition, w->stacked, d->name, d->disk, d->disk_major,
+             d->disk_minor, d->partition, d->stacked);
+}
+
+static void test_resolve_md_and_dm(void **state) {
+  (void)state;
+  write_host();
+  dp_blockdev_t d;
+  /* md0 over sdb1 and sdc1, dm-0 over sdb2 and sdc2: the disk is the
+   * first member's by name */
+  expect_resolved(&(want_t){9, 0, "md0", "sdb", 8, 16, 0, 1}, &d);
+  expect_resolved(&(want_t){253, 0, "dm-0", "sdb", 8, 16, 0, 1}, &d);
+  assert_int_equal(d.rotational, 0);
+  expect_resolved(&(want_t){8, 18, "sdb2", "sdb", 8, 16, 1, 0}, &d);
+  assert_int_equal(dp_blockdev_resolve_at(root, 259, 0, &d), 0);
+  assert_string_equal(d.disk, "nvme0n1");
+  assert_int_equal(d.logical_block_size, 512);
+  /* a disk's dev that does not parse: its own number stands for it */
+  fixture_write(root, "devices/pci0/virtio1/block/vda/dev", "252;0\n");
+  assert_int_equal(dp_blockdev_resolve_at(root, 252, 0, &d), 0);
+  assert_string_equal(d.disk, "vda");
+  assert_int_equal(d.disk_major, 252);
+  assert_int_equal(d.disk_minor, 0);
+  /* unknown: the number, nothing else */
+  assert_int_equal(dp_blockdev_resolve_at(root, 0, 45, &d), -ENODEV);
+  assert_int_equal(d.major, 0);
+  assert_int_equal(d.minor, 45);
+  assert_string_equal(d.name, "");
+  assert_int_equal(d.rotational, -1);
+}
+
+/* ---- moved from test_target: resolution ---------------------------------- */
+
+static void test_resolve_fixture_sysfs(void **state) {
+  (void)state;
+  fixture_write(root, "devices/pci0/block/sda/dev", "8:0\n");
+  fixture_write(root, "devices/pci0/block/sda/queue/logical_block_size",
+                "4096\n");
+  fixture_write(root, "devices/pci0/block/sda/queue/rotational", "1\n");
+  fixture_write(root, "devices/pci0/block/sda/sda2/dev", "8:2\n");
+  fixture_write(root, "devices/pci0/block/sda/sda2/partition", "2\n");
+  fixture_symlink(root, "dev/block/8:2", "../../devices/pci0/block/sda/sda2");
+  fixture_symlink(root, "dev/block/8:0", "../../devices/pci0/block/sda");
+
+  dp_blockdev_t d;
+  expect_resolved(&(want_t){8, 2, "sda2", "sda", 8, 0, 1, 0}, &d);
+  assert_int_equal(d.logical_block_size, 4096);
+  assert_int_equal(d.rotational, 1);
+  expect_resolved(&(want_t){8, 0, "sda", "sda", 8, 0, 0, 0}, &d);
+
+  assert_int_equal(dp_blockdev_resolve_at(root, 0, 45, &d), -ENODEV);
+}
+
+/* Two logical volumes (dm-0 on sda2, dm-1 on a crypt dm-2 on sda3) and a
+ * partition all resolve to sda, so one worker probes them all. */
+static void test_resolve_stacked_sysfs(void **state) {
+  (void)state;
+  fixture_write(root, "devices/pci0/block/sda/dev", "8:0\n");
+  fixture_write(root, "devices/pci0/block/sda/sda2/dev", "8:2\n");
+  fixture_write(root, "devices/pci0/block/sda/sda2/partition", "2\n");
+  fixture_write(root, "devices/pci0/block/sda/sda3/dev", "8:3\n");
+  fixture_write(root, "devices/pci0/block/sda/sda3/partition", "3\n");
+  fixture_write(root, "devices/virtual/block/dm-0/dev", "253:0\n");
+  fixture_write(root, "devices/virtual/block/dm-0/queue/rotational", "0\n");
+  fixture_write(root, "devices/virtual/block/dm-0/slaves/x", NULL);
+  fixture_write(root, "devices/virtual/block/dm-1/dev", "253:1\n");
+  fixture_write(root, "devices/virtual/block/dm-1/slaves/x", NULL);
+  fixture_write(root, "devices/virtual/block/dm-2/dev", "253:2\n");
+  fixture_write(root, "devices/virtual/block/dm-2/slaves/x", NULL);
+  fixture_write(root, "devices/virtual/block/dm-3/dev", "253:3\n");
+  static const char *const links[][2] = {
+      {"dev/block/8:0", "../../devices/pci0/block/sda"},
+      {"dev/block/8:2", "../../devices/pci0/block/sda/sda2"},
+      {"dev/block/8:3", "../../devices/pci0/block/sda/sda3"},
+      {"dev/block/253:0", "../../devices/virtual/block/dm-0"},
+      {"dev/block/253:1", "../../devices/virtual/block/dm-1"},
+      {"dev/block/253:2", "../../devices/virtual/block/dm-2"},
+      {"dev/block/253:3", "../../devices/virtual/block/dm-3"},
+      {"devices/virtual/block/dm-0/slaves/sda2",
+       "../../../../pci0/block/sda/sda2"},
+      {"devices/virtual/block/dm-1/slaves/dm-2", "../../dm-2"},
+      {"devices/virtual/block/dm-2/slaves/sda3",
+       "../../../../pci0/block/sda/sda3"},
+  };
+  for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+    fixture_symlink(root, links[i][0], links[i][1]);
+  dp_blockdev_t d;
+  expect_resolved(&(want_t){253, 0, "dm-0", "sda", 8, 0, 0, 1}, &d);
+  assert_int_equal(d.rotational, 0); /* the dm device's own queue */
+  expect_resolved(&(want_t){253, 1, "dm-1", "sda", 8, 0, 0, 1}, &d);
+  /* a dm device with no slaves (e.g. dm-zero) is its own disk */
+  expect_resolved(&(want_t){253, 3, "dm-3", "dm-3", 253, 3, 0, 0}, &d);
+  expect_resolved(&(want_t){8, 2, "sda2", "sda", 8, 0, 1, 0}, &d);
+}
+
+static void test_resolve_live(void **state) {
+  (void)state;
+  struct stat st;
+  assert_int_equal(stat(root, &st), 0);
+  dp_blockdev_t d;
+  int rc = dp_blockdev_resolve_at(DP_SYSROOT_DEFAULT, major(st.st_dev),
+                                  minor(st.st_dev), &d);
+  if (rc == -ENODEV)
+    skip(); /* btrfs/overlay: no block device behind st_dev */
+  assert_int_equal(rc, 0);
+  assert_true(strlen(d.name) > 0 && strlen(d.disk) > 0);
+  assert_true(d.logical_block_size >= 512);
+  char p[300];
+  snprintf(p, sizeof(p), DP_SYSROOT_DEFAULT "/block/%s", d.disk);
+  assert_int_equal(access(p, F_OK), 0);
+  /* NULL is the live root too */
+  dp_blockdev_t n;
+  assert_int_equal(
+      dp_blockdev_resolve_at(NULL, major(st.st_dev), minor(st.st_dev), &n), 0);
+  assert_string_equal(n.disk, d.disk);
+}
+
+/* ---- moved from test_health: media classes -------------------------------
+ */
+
+static void test_media_classes(void **state) {
+  (void)state;
+  char l[PATH_MAX];
+  dp_blockdev_info_t in;
+  fixture_write(root, "block/nvme0n1/queue/rotational", "0\n");
+  fixture_write(root, "block/nvme0n1/device/model", "Fast NVMe 1TB  \n");
+  fixture_write(root, "block/sda/queue/rotational", "1\n");
+  fixture_write(root, "block/sdb/queue/rotational", "0\n");
+  fixture_write(root, "block/vdz/queue/rotational", "1\n");
+  fixture_write(root, "drivers/virtio_blk/x", "");
+  fixture_write(root, "block/vdz/device/vendor", "0x1af4\n");
+  snprintf(l, sizeof(l), "%s/block/vdz/device/driver", root);
+  assert_int_equal(symlink("../../../drivers/virtio_blk", l), 0);
+  assert_int_equal(dp_blockdev_info(root, "nvme0n1", &in), 0);
+  assert_int_equal(in.media, DP_MEDIA_NVME);
+  assert_string_equal(in.model, "Fast NVMe 1TB");
+  assert_int_equal(dp_blockdev_media(root, "sda"), DP_MEDIA_HDD);
+  assert_int_equal(dp_blockdev_media(root, "sdb"), DP_MEDIA_SSD);
+  assert_int_equal(dp_blockdev_media(root, "vdz"), DP_MEDIA_VIRTUAL);
+  assert_int_equal(dp_blockdev_media(root, "nope"), DP_MEDIA_UNKNOWN);
+  assert_int_equal(dp_blockdev_info(root, "nope", &in), -ENODEV);
+  assert_int_equal(in.media, DP_MEDIA_UNKNOWN);
+  assert_string_equal(dp_media_name(DP_MEDIA_NVME), "nvme");
+  assert_string_equal(dp_media_name(DP_MEDIA_COUNT), "?");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_attr_strict, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_info_per_kind, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_whole_disk, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sectors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_resolve_md_and_dm, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_resolve_fixture_sysfs, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_resolve_stacked_sysfs, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_resolve_live, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_media_classes, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
