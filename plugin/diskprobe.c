@@ -29,6 +29,7 @@
 #include "devview.h"
 #include "events.h"
 #include "health.h"
+#include "metrics.h"
 #include "peers.h"
 #include "scheduler.h"
 
@@ -634,18 +635,16 @@ static int diskprobe_init(void) {
     ERROR(PLUGIN_NAME " plugin: %s", err);
     return -1;
   }
-  static const char *const types[] = {
-      "probe_latency",  "probe_errors",  "bytes_per_second", "stalled",
-      "saturated",      "target_device", "target_health",    "slowdown",
-      "probe_baseline", "armed",         "peer_ratio",       "failslow"};
-  for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-    if (plugin_get_ds(types[i]) == NULL) {
+  for (int i = 0; i < DP_METRIC_TYPE_COUNT; i++) {
+    const char *type = dp_metric_type((dp_metric_type_id_t)i)->name;
+    if (plugin_get_ds(type) == NULL) {
       ERROR(PLUGIN_NAME " plugin: type \"%s\" is not known: add "
                         "TypesDB \"<path>/diskprobe.types.db\" (and the "
                         "default types.db) to collectd.conf.",
-            types[i]);
+            type);
       return -1;
     }
+  }
 
   ctx->complaints = calloc(ctx->ntargets, sizeof(*ctx->complaints));
   /* as many as the scheduler's most workers */

@@ -14,6 +14,7 @@
 
 #include "diskstats.h"
 #include "engine.h"
+#include "metrics.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -60,9 +61,11 @@ int dp_devview_read(dp_devview_t *v, uint64_t now_ns,
  * "read" and the device view of vda cannot write the same series. */
 #define DP_DEVVIEW_PREFIX "dev-"
 
-/* One value of a device's view, named as the metric catalogue (README)
- * names it: collectd type and type instance. */
+/* One value of a device's view: its series in the metric table
+ * (metrics.h, one of DP_METRIC_DEV_*) and, from there, its collectd type
+ * and type instance (static strings). */
 typedef struct {
+  dp_metric_id_t metric;
   const char *type, *type_instance;
   double value;
 } dp_devview_value_t;
