@@ -279,21 +279,19 @@ static void diskprobe_ctx_free(diskprobe_ctx_t *ctx) {
   free(ctx);
 }
 
-/* The types this plugin dispatches that collectd's default types.db lacks
- * come from diskprobe.types.db: without it, say so once. */
+/* Every type of the metric table must be known to collectd: ours come
+ * from diskprobe.types.db; without it, say so once. */
 static int diskprobe_check_types(void) {
-  static const char *const types[] = {
-      "probe_latency",  "probe_errors",  "bytes_per_second", "stalled",
-      "saturated",      "target_device", "target_health",    "slowdown",
-      "probe_baseline", "armed",         "peer_ratio",       "failslow"};
-  for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-    if (plugin_get_ds(types[i]) == NULL) {
+  for (int i = 0; i < DP_METRIC_TYPE_COUNT; i++) {
+    const char *type = dp_metric_type((dp_metric_type_id_t)i)->name;
+    if (plugin_get_ds(type) == NULL) {
       ERROR(PLUGIN_NAME " plugin: type \"%s\" is not known: add "
                         "TypesDB \"<path>/diskprobe.types.db\" (and the "
                         "default types.db) to collectd.conf.",
-            types[i]);
+            type);
       return -1;
     }
+  }
   return 0;
 }
 

@@ -150,32 +150,38 @@ int dp_devview_read(dp_devview_t *v, uint64_t now_ns,
   return kept;
 }
 
+/* The value of series id, named from the metric table. */
+static dp_devview_value_t devview_value(dp_metric_id_t id, double value) {
+  const dp_metric_t *m = dp_metric(id);
+  return (dp_devview_value_t){id, m->type->name, m->type_instance, value};
+}
+
 size_t dp_devview_values(const dp_diskstats_metrics_t *m,
                          dp_devview_value_t out[DP_DEVVIEW_VALUES_MAX]) {
   size_t n = 0;
-#define V(t, ti, val) out[n++] = (dp_devview_value_t){t, ti, (val)}
-  V("operations_per_second", "read", m->reads_per_s);
-  V("operations_per_second", "write", m->writes_per_s);
-  V("bytes_per_second", "read", m->read_bytes_per_s);
-  V("bytes_per_second", "write", m->write_bytes_per_s);
-  V("bytes", "avg_read_size", m->avg_read_size_bytes);
-  V("bytes", "avg_write_size", m->avg_write_size_bytes);
-  V("latency", "read_await", m->read_await_s);
-  V("latency", "write_await", m->write_await_s);
-  V("queue_length", "average", m->avg_queue_length);
-  V("percent", "utilization", m->util_percent);
-  V("pending_operations", "in_flight", (double)m->in_flight);
+#define V(id, val) out[n++] = devview_value(DP_METRIC_DEV_##id, (val))
+  V(READS, m->reads_per_s);
+  V(WRITES, m->writes_per_s);
+  V(READ_BYTES, m->read_bytes_per_s);
+  V(WRITE_BYTES, m->write_bytes_per_s);
+  V(READ_SIZE, m->avg_read_size_bytes);
+  V(WRITE_SIZE, m->avg_write_size_bytes);
+  V(READ_AWAIT, m->read_await_s);
+  V(WRITE_AWAIT, m->write_await_s);
+  V(QUEUE, m->avg_queue_length);
+  V(UTILIZATION, m->util_percent);
+  V(IN_FLIGHT, (double)m->in_flight);
   /* Probe I/O straddling a read boundary can make the raw share exceed
    * 100 %; all of the device's I/O is the most it can be. */
-  V("percent", "probe_share",
+  V(PROBE_SHARE,
     m->probe_bytes_share > 1 ? 100.0 : 100.0 * m->probe_bytes_share);
   if (m->flags & DP_DISKSTATS_HAVE_DISCARDS) {
-    V("operations_per_second", "discard", m->discards_per_s);
-    V("latency", "discard_await", m->discard_await_s);
+    V(DISCARDS, m->discards_per_s);
+    V(DISCARD_AWAIT, m->discard_await_s);
   }
   if (m->flags & DP_DISKSTATS_HAVE_FLUSHES) {
-    V("operations_per_second", "flush", m->flushes_per_s);
-    V("latency", "flush_await", m->flush_await_s);
+    V(FLUSHES, m->flushes_per_s);
+    V(FLUSH_AWAIT, m->flush_await_s);
   }
 #undef V
   return n;

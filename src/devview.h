@@ -13,6 +13,7 @@
 #define DP_DEVVIEW_H
 
 #include "diskstats.h"
+#include "metrics.h"
 #include "vocab.h"
 
 #include <stddef.h>
@@ -58,9 +59,11 @@ int dp_devview_read(dp_devview_t *v, uint64_t now_ns,
 
 /* Device values are named with DP_DEVVIEW_PREFIX (vocab.h). */
 
-/* One value of a device's view, named as the metric catalogue (README)
- * names it: collectd type and type instance. */
+/* One value of a device's view: its series in the metric table
+ * (metrics.h, one of DP_METRIC_DEV_*) and, from there, its collectd type
+ * and type instance (static strings). */
 typedef struct {
+  dp_metric_id_t metric;
   const char *type, *type_instance;
   double value;
 } dp_devview_value_t;

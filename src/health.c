@@ -2,61 +2,14 @@
 #include "health.h"
 #include "blockdev.h"
 #include "conf.h"
+#include "health_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define HIST_N 10 /* rounds of S remembered for k-of-n rules */
-#define NAME_MAX_ 64
-#define KEY_MAX_ 64
-
-enum { ST_P50, ST_MEAN, ST_IOPS, ST_COUNT };
-
-typedef struct {
-  float *v; /* ring of horizon values, oldest at head */
-  unsigned head, n;
-} ring_t;
-
-typedef struct {
-  char name[NAME_MAX_], key[KEY_MAX_];
-  ring_t st[ST_COUNT];
-} probe_t;
-
-typedef struct {
-  char name[NAME_MAX_];
-  int set;
-  size_t nprobes;
-  probe_t probes[DP_HEALTH_PROBES_MAX];
-  dp_media_t media;
-  char model[64];
-  double ceiling_s;
-  /* rule state */
-  double s_hist[HIST_N], u_hist[HIST_N]; /* newest at [0] */
-  unsigned nhist;
-  dp_health_level_t base_held;
-  unsigned clear_run, ceil_run, ceil_clear_run, peer_run, peer_clear_run;
-  int ceil_on, peer_on;
-  int failslow_on; /* dp_health_set_failslow */
-  double failslow_score;
-  size_t failslow_peers;
-  dp_health_level_t level;
-  double last_p50; /* first probe's p50 of the latest round, for peers */
-  dp_health_obs_t pending[DP_HEALTH_PROBES_MAX]; /* dp_health_feed's round */
-  int pending_any;
-} target_t;
-
-struct dp_health {
-  dp_health_conf_t c;
-  size_t n;
-  target_t *t;
-  float *scratch; /* horizon floats, for medians */
-};
 
 static const char *const rule_names[DP_RULE_COUNT] = {
     "baseline", "ceiling", "peers", "stall", "errors", "failslow"};
@@ -210,7 +163,7 @@ dp_media_t dp_health_media(const dp_health_t *h, size_t i, const char **model) {
 /* ---- baselines ----------------------------------------------------------
  */
 
-static void ring_add(ring_t *r, unsigned cap, float x) {
+void dp_health_ring_add(ring_t *r, unsigned cap, float x) {
   if (r->n < cap) {
     r->v[(r->head + r->n++) % cap] = x;
   } else {
@@ -357,88 +310,118 @@ void dp_health_set_failslow(dp_health_t *h, size_t i, int flagged,
   h->t[i].failslow_peers = peers;
 }
 
-void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
-                     dp_health_verdict_t *v) {
-  const dp_health_conf_t *c = &h->c;
-  target_t *t = &h->t[i];
+/* A round's slowdown ratios of each probe against its baseline as it
+ * stood before the round. */
+typedef struct {
+  double u[DP_HEALTH_PROBES_MAX]; /* uniform: p50 / base p50 */
+  double b[DP_HEALTH_PROBES_MAX]; /* bursty: min(mean, 1/IOPS) ratios */
+  int stalled, errors;            /* any probe of the round */
+} round_ratios_t;
+
+/* The verdict before any rule: the level it comes from, nothing fired. */
+static void round_start(const target_t *t, dp_health_verdict_t *v) {
   memset(v, 0, sizeof(*v));
   v->prev_level = t->level;
   v->why_detail = "";
   v->peer_ratio = NAN;
   v->ceiling_s = t->ceiling_s;
+}
 
-  /* baselines as they stood before this round */
-  double u[DP_HEALTH_PROBES_MAX], b[DP_HEALTH_PROBES_MAX];
+/* Each probe's baselines (into v), its figures now and its ratios; how
+ * many rounds the baseline holds and whether that arms the rules. */
+static void round_ratios(const dp_health_t *h, const target_t *t,
+                         const dp_health_obs_t *obs, dp_health_verdict_t *v,
+                         round_ratios_t *r) {
   unsigned learned = UINT32_MAX;
-  int stalled = 0, errors = 0;
+  r->stalled = r->errors = 0;
   for (size_t k = 0; k < t->nprobes; k++) {
-    probe_t *p = &t->probes[k];
+    const probe_t *p = &t->probes[k];
     const dp_health_obs_t *o = &obs[k];
     v->base_p50_s[k] = ring_median(h, &p->st[ST_P50]);
     v->base_mean_s[k] = ring_median(h, &p->st[ST_MEAN]);
     v->base_iops[k] = ring_median(h, &p->st[ST_IOPS]);
     if (p->st[ST_P50].n < learned)
       learned = p->st[ST_P50].n;
-    stalled |= o->stalled;
-    errors |= o->errors > 0;
+    r->stalled |= o->stalled;
+    r->errors |= o->errors > 0;
     v->p50_s[k] = o->p50_s;
     v->iops[k] = o->iops;
-    u[k] = b[k] = NAN;
+    r->u[k] = r->b[k] = NAN;
     if (usable(o) && v->base_p50_s[k] > 0) {
-      u[k] = o->p50_s / v->base_p50_s[k];
+      r->u[k] = o->p50_s / v->base_p50_s[k];
       double bm = o->mean_s / v->base_mean_s[k];
       double bi = v->base_iops[k] / o->iops;
-      b[k] = bm < bi ? bm : bi;
+      r->b[k] = bm < bi ? bm : bi;
     } else if (o->stalled || (o->iops == 0 && v->base_iops[k] > 0)) {
-      u[k] = b[k] = INFINITY; /* nothing completed: slower than anything */
+      r->u[k] = r->b[k] = INFINITY; /* nothing completed: slower than all */
     }
   }
   v->baseline_rounds = learned == UINT32_MAX ? 0 : learned;
-  v->armed = v->baseline_rounds >= c->arm_rounds;
+  v->armed = v->baseline_rounds >= h->c.arm_rounds;
+}
 
-  /* the baseline rule */
-  dp_health_level_t base = DP_HEALTH_OK;
-  const char *base_detail = "";
+/* Each probe's slowdown and the round's S (armed only): into v, and
+ * remembered for the k-of-n rules. */
+static void round_slowdown(const dp_health_t *h, target_t *t,
+                           const round_ratios_t *r, dp_health_verdict_t *v) {
+  const double *u = r->u, *b = r->b;
+  double worst = -INFINITY;
+  for (size_t k = 0; k < t->nprobes; k++) {
+    double s = u[k] > b[k] || !(b[k] == b[k]) ? u[k] : b[k];
+    v->probe_slowdown[k] = s;
+    if (s > worst) {
+      worst = s;
+      v->worst_probe = k;
+    }
+  }
+  double bb = second_largest(b, t->nprobes) / h->c.burst_scale;
+  /* the first probe (QD1 in the default set, the steadiest p50) counts
+   * alone; the others' p50 wander more and must agree in twos */
+  double uu = second_largest(u, t->nprobes);
+  if (u[0] > uu || !(uu == uu))
+    uu = u[0];
+  v->slowdown_uniform = uu;
+  v->slowdown = uu > bb ? uu : bb;
+  if (!(v->slowdown == v->slowdown))
+    v->slowdown = NAN;
+  /* warn-slow judges the first probe (QD1 in the default set): the
+   * least noisy p50; a deep or sequential probe's p50 wanders more */
+  push(t, v->slowdown, u[0]);
+}
+
+/* The baseline rule: the round's slowdown against the baseline, judged
+ * once armed; *detail names what fired. */
+static dp_health_level_t round_baseline(const dp_health_t *h, target_t *t,
+                                        const round_ratios_t *r,
+                                        dp_health_verdict_t *v,
+                                        const char **detail) {
+  *detail = "";
   v->slowdown = v->slowdown_uniform = NAN;
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
     v->probe_slowdown[k] = NAN;
-  if (v->armed) {
-    double umax = -INFINITY, worst = -INFINITY;
-    for (size_t k = 0; k < t->nprobes; k++) {
-      double s = u[k] > b[k] || !(b[k] == b[k]) ? u[k] : b[k];
-      v->probe_slowdown[k] = s;
-      if (u[k] > umax)
-        umax = u[k];
-      if (s > worst) {
-        worst = s;
-        v->worst_probe = k;
-      }
-    }
-    double bb = second_largest(b, t->nprobes) / c->burst_scale;
-    /* the first probe (QD1 in the default set, the steadiest p50) counts
-     * alone; the others' p50 wander more and must agree in twos */
-    double uu = second_largest(u, t->nprobes);
-    if (u[0] > uu || !(uu == uu))
-      uu = u[0];
-    v->slowdown_uniform = uu;
-    v->slowdown = uu > bb ? uu : bb;
-    if (!(v->slowdown == v->slowdown))
-      v->slowdown = NAN;
-    /* warn-slow judges the first probe (QD1 in the default set): the
-     * least noisy p50; a deep or sequential probe's p50 wanders more */
-    push(t, v->slowdown, u[0]);
-    base = baseline_rule(h, t, &base_detail);
-  }
+  if (!v->armed)
+    return DP_HEALTH_OK;
+  round_slowdown(h, t, r, v);
+  return baseline_rule(h, t, detail);
+}
 
-  /* the ceiling: the first probe's p50 against the class's */
-  double p50 = obs[0].p50_s;
-  int slow = (usable(&obs[0]) && p50 > t->ceiling_s) || obs[0].stalled;
-  int fine = usable(&obs[0]) && p50 < t->ceiling_s / 1.5;
+/* The ceiling rule: the first probe's p50 against the class's. */
+static void round_ceiling(const dp_health_t *h, target_t *t,
+                          const dp_health_obs_t *first) {
+  double p50 = first->p50_s;
+  int slow = (usable(first) && p50 > t->ceiling_s) || first->stalled;
+  int fine = usable(first) && p50 < t->ceiling_s / 1.5;
   t->ceil_on = latch(t->ceil_on, slow, fine, &t->ceil_run, &t->ceil_clear_run,
-                     c->ceiling_rounds);
+                     h->c.ceiling_rounds);
+}
 
-  /* peers: against the others' latest rounds */
-  t->last_p50 = usable(&obs[0]) ? p50 : NAN;
+/* The peers rule: target i's first-probe p50 against the median of the
+ * other targets' latest rounds. */
+static void round_peers(const dp_health_t *h, size_t i,
+                        const dp_health_obs_t *first, dp_health_verdict_t *v) {
+  const dp_health_conf_t *c = &h->c;
+  target_t *t = &h->t[i];
+  t->last_p50 = usable(first) ? first->p50_s : NAN;
   unsigned npeers;
   double pm = peer_median(h, i, &npeers);
   if (pm > 0 && t->last_p50 > 0) {
@@ -450,34 +433,59 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
     t->peer_on = 0;
     t->peer_run = t->peer_clear_run = 0;
   }
+}
 
+/* Every rule's level, the worst of them and why. */
+static void round_verdict(target_t *t, dp_health_level_t base,
+                          const char *base_detail, const round_ratios_t *r,
+                          dp_health_verdict_t *v) {
   v->rule[DP_RULE_BASELINE] = base;
   v->rule[DP_RULE_CEILING] = t->ceil_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->rule[DP_RULE_PEERS] = t->peer_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
-  v->rule[DP_RULE_STALL] = stalled ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
-  v->rule[DP_RULE_ERRORS] = errors ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
+  v->rule[DP_RULE_STALL] = r->stalled ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
+  v->rule[DP_RULE_ERRORS] = r->errors ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
   v->rule[DP_RULE_FAILSLOW] = t->failslow_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->level = DP_HEALTH_OK;
   v->why = DP_RULE_BASELINE;
-  for (int r = 0; r < DP_RULE_COUNT; r++)
-    if (v->rule[r] > v->level) {
-      v->level = v->rule[r];
-      v->why = (dp_health_rule_t)r;
+  for (int k = 0; k < DP_RULE_COUNT; k++)
+    if (v->rule[k] > v->level) {
+      v->level = v->rule[k];
+      v->why = (dp_health_rule_t)k;
     }
   v->why_detail =
       v->why == DP_RULE_BASELINE ? base_detail : dp_health_rule_name(v->why);
   v->changed = v->level != v->prev_level;
   t->level = v->level;
+}
 
-  /* learn only healthy rounds: a degradation is never the new normal */
-  if (v->rule[DP_RULE_BASELINE] == DP_HEALTH_OK && !stalled && !errors)
-    for (size_t k = 0; k < t->nprobes; k++)
-      if (usable(&obs[k])) {
-        probe_t *p = &t->probes[k];
-        ring_add(&p->st[ST_P50], c->horizon_rounds, (float)obs[k].p50_s);
-        ring_add(&p->st[ST_MEAN], c->horizon_rounds, (float)obs[k].mean_s);
-        ring_add(&p->st[ST_IOPS], c->horizon_rounds, (float)obs[k].iops);
-      }
+/* Learns only healthy rounds: a degradation is never the new normal. */
+static void round_learn(const dp_health_t *h, target_t *t,
+                        const dp_health_obs_t *obs,
+                        const dp_health_verdict_t *v, const round_ratios_t *r) {
+  unsigned cap = h->c.horizon_rounds;
+  if (v->rule[DP_RULE_BASELINE] != DP_HEALTH_OK || r->stalled || r->errors)
+    return;
+  for (size_t k = 0; k < t->nprobes; k++)
+    if (usable(&obs[k])) {
+      probe_t *p = &t->probes[k];
+      dp_health_ring_add(&p->st[ST_P50], cap, (float)obs[k].p50_s);
+      dp_health_ring_add(&p->st[ST_MEAN], cap, (float)obs[k].mean_s);
+      dp_health_ring_add(&p->st[ST_IOPS], cap, (float)obs[k].iops);
+    }
+}
+
+void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
+                     dp_health_verdict_t *v) {
+  target_t *t = &h->t[i];
+  round_ratios_t r;
+  const char *base_detail;
+  round_start(t, v);
+  round_ratios(h, t, obs, v, &r);
+  dp_health_level_t base = round_baseline(h, t, &r, v, &base_detail);
+  round_ceiling(h, t, &obs[0]);
+  round_peers(h, i, &obs[0], v);
+  round_verdict(t, base, base_detail, &r, v);
+  round_learn(h, t, obs, v, &r);
 }
 
 static void pending_reset(target_t *t) {
@@ -608,186 +616,4 @@ void dp_health_describe(const dp_health_t *h, size_t i,
                                      : "errors: I/O errors");
     return;
   }
-}
-
-/* ---- state file ---------------------------------------------------------
- */
-
-static const char *const st_names[ST_COUNT] = {"p50", "mean", "iops"};
-
-int dp_health_save(const dp_health_t *h, const char *path) {
-  char tmp[4096];
-  if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-    return -ENAMETOOLONG;
-  int fd =
-      open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return -errno;
-  FILE *f = fdopen(fd, "w");
-  if (f == NULL) {
-    int e = errno;
-    close(fd);
-    unlink(tmp);
-    return -e;
-  }
-  fprintf(f, "diskprobe-health 1\n");
-  for (size_t i = 0; i < h->n; i++) {
-    const target_t *t = &h->t[i];
-    if (!t->set)
-      continue;
-    for (size_t k = 0; k < t->nprobes; k++) {
-      const probe_t *p = &t->probes[k];
-      fprintf(f, "probe %s %s %s %u\n", t->name, p->name, p->key,
-              p->st[ST_P50].n);
-      for (int s = 0; s < ST_COUNT; s++) {
-        const ring_t *r = &p->st[s];
-        fprintf(f, "%s", st_names[s]);
-        for (unsigned j = 0; j < r->n; j++)
-          fprintf(f, " %.6g",
-                  (double)r->v[(r->head + j) % h->c.horizon_rounds]);
-        fprintf(f, "\n");
-      }
-    }
-  }
-  fprintf(f, "end\n");
-  int rc = fflush(f) == 0 && fsync(fd) == 0 ? 0 : -errno;
-  if (fclose(f) != 0 && rc == 0)
-    rc = -errno;
-  if (rc == 0 && rename(tmp, path) != 0)
-    rc = -errno;
-  if (rc != 0)
-    unlink(tmp);
-  return rc;
-}
-
-static target_t *find_target(dp_health_t *h, const char *name) {
-  for (size_t i = 0; i < h->n; i++)
-    if (h->t[i].set && strcmp(h->t[i].name, name) == 0)
-      return &h->t[i];
-  return NULL;
-}
-
-/* One "<stat> v v v" line into vals (at most max), or -1. */
-static int parse_values(char *line, const char *want, float *vals,
-                        unsigned max) {
-  char *save = NULL, *tok = strtok_r(line, " \n", &save);
-  if (tok == NULL || strcmp(tok, want) != 0)
-    return -1;
-  unsigned n = 0;
-  while ((tok = strtok_r(NULL, " \n", &save)) != NULL) {
-    char *end;
-    double x = strtod(tok, &end);
-    /* and as the float it is kept as: 1e300 or 1e-50 would be kept as inf
-     * or 0, which the next save writes and the next load refuses */
-    if (*end != '\0' || !(x > 0) || !(x <= FLT_MAX) || n >= max ||
-        !((float)x > 0))
-      return -1;
-    vals[n++] = (float)x;
-  }
-  return (int)n;
-}
-
-typedef struct {
-  probe_t *p;
-  unsigned n;
-  float *v[ST_COUNT];
-} pending_t;
-
-int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen) {
-  FILE *f = fopen(path, "re");
-  if (f == NULL)
-    return -errno;
-  /* a line of the longest file we may meet, whatever our own horizon: one
-   * saved with a longer one (a longer BaselineHorizon before a restart)
-   * loads, keeping the newest values */
-  size_t cap = 64 + 32 * (size_t)DP_HEALTH_HORIZON_MAX;
-  char *line = malloc(cap);
-  size_t npend = 0, maxpend = 0;
-  for (size_t i = 0; i < h->n; i++)
-    maxpend += h->t[i].nprobes;
-  pending_t *pend = calloc(maxpend + 1, sizeof(*pend));
-  pending_t pe = {0}; /* the probe being read */
-  int rc = 0;
-  unsigned lineno = 0;
-#define BAD(...)                                                               \
-  do {                                                                         \
-    snprintf(err, errlen, __VA_ARGS__);                                        \
-    rc = -EINVAL;                                                              \
-    goto out;                                                                  \
-  } while (0)
-  if (line == NULL || pend == NULL) {
-    rc = -ENOMEM;
-    goto out;
-  }
-  if (!fgets(line, (int)cap, f) || strcmp(line, "diskprobe-health 1\n") != 0)
-    BAD("line 1: not a diskprobe health state file of version 1");
-  lineno = 1;
-  int ended = 0;
-  while (fgets(line, (int)cap, f) != NULL) {
-    lineno++;
-    if (strchr(line, '\n') == NULL)
-      BAD("line %u: too long", lineno);
-    if (strcmp(line, "end\n") == 0) {
-      ended = 1;
-      break;
-    }
-    char tname[NAME_MAX_], pname[NAME_MAX_], key[KEY_MAX_];
-    unsigned n;
-    if (sscanf(line, "probe %63s %63s %63s %u", tname, pname, key, &n) != 4)
-      BAD("line %u: expected \"probe TARGET PROBE KEY N\"", lineno);
-    if (n > DP_HEALTH_HORIZON_MAX)
-      BAD("line %u: %u values, more than %u", lineno, n, DP_HEALTH_HORIZON_MAX);
-    target_t *t = find_target(h, tname);
-    probe_t *p = NULL;
-    for (size_t k = 0; t && k < t->nprobes && !p; k++)
-      if (strcmp(t->probes[k].name, pname) == 0 &&
-          strcmp(t->probes[k].key, key) == 0)
-        p = &t->probes[k];
-    pe = (pending_t){.p = p, .n = n}; /* its values: freed at out */
-    for (int s = 0; s < ST_COUNT; s++) {
-      lineno++;
-      if (!fgets(line, (int)cap, f))
-        BAD("line %u: the file ends inside a probe", lineno);
-      if (strchr(line, '\n') == NULL)
-        BAD("line %u: too long", lineno);
-      if ((pe.v[s] = malloc((n ? n : 1) * sizeof(float))) == NULL) {
-        rc = -ENOMEM;
-        goto out;
-      }
-      if (parse_values(line, st_names[s], pe.v[s], n) != (int)n)
-        BAD("line %u: expected %u positive values of %s", lineno, n,
-            st_names[s]);
-    }
-    if (p != NULL && npend < maxpend)
-      pend[npend++] = pe;
-    else
-      for (int s = 0; s < ST_COUNT; s++)
-        free(pe.v[s]);
-    pe = (pending_t){0};
-  }
-  if (!ended)
-    BAD("line %u: no \"end\" line (a truncated file)", lineno);
-  /* all of it parsed: only now change the baselines */
-  for (size_t j = 0; j < npend; j++) {
-    pending_t *pe = &pend[j];
-    unsigned cap_r = h->c.horizon_rounds;
-    unsigned skip = pe->n > cap_r ? pe->n - cap_r : 0; /* keep the newest */
-    for (int s = 0; s < ST_COUNT; s++) {
-      ring_t *r = &pe->p->st[s];
-      r->head = r->n = 0;
-      for (unsigned q = skip; q < pe->n; q++)
-        ring_add(r, cap_r, pe->v[s][q]);
-    }
-  }
-out:
-#undef BAD
-  for (int s = 0; s < ST_COUNT; s++)
-    free(pe.v[s]); /* a probe cut short by an error */
-  for (size_t j = 0; pend && j < npend; j++)
-    for (int s = 0; s < ST_COUNT; s++)
-      free(pend[j].v[s]);
-  free(pend);
-  free(line);
-  fclose(f);
-  return rc;
 }

@@ -73,27 +73,32 @@ static void emit_log(const dp_monitor_t *m, int level,
 #define LOG_PLAIN(m, level, ...)                                               \
   emit_log(m, level, DP_MONITOR_LOG_PLAIN, NULL, __VA_ARGS__)
 
-static void emit_value(const dp_monitor_t *m, const char *instance,
-                       const char *type, const char *type_instance,
-                       const double *g, size_t n, uint64_t time_ns,
-                       uint64_t interval_ns) {
+/* A series of the metric table (metrics.h): its type from there, its type
+ * instance the table's fixed one or ti (a probe, a rule, a disk). */
+static void emit_value(const dp_monitor_t *m, dp_metric_id_t id,
+                       const char *instance, const char *ti, const double *g,
+                       size_t n, uint64_t time_ns, uint64_t interval_ns) {
   if (m->sink.value == NULL)
     return;
-  dp_monitor_value_t v = {.instance = instance,
-                          .type = type,
-                          .type_instance = type_instance,
-                          .n = n,
-                          .time_ns = time_ns,
-                          .interval_ns = interval_ns};
+  const dp_metric_t *mt = dp_metric(id);
+  dp_monitor_value_t v = {
+      .metric = mt,
+      .instance = instance,
+      .type = mt->type->name,
+      .type_instance =
+          mt->type_instance_rule == DP_METRIC_TI_FIXED ? mt->type_instance : ti,
+      .n = n,
+      .time_ns = time_ns,
+      .interval_ns = interval_ns};
   for (size_t i = 0; i < n && i < DP_MONITOR_VALUES_MAX; i++)
     v.v[i].gauge = g[i];
   m->sink.value(&v, m->sink.arg);
 }
 
-static void emit_gauge(const dp_monitor_t *m, const char *instance,
-                       const char *type, const char *type_instance, double g,
+static void emit_gauge(const dp_monitor_t *m, dp_metric_id_t id,
+                       const char *instance, const char *ti, double g,
                        uint64_t time_ns, uint64_t interval_ns) {
-  emit_value(m, instance, type, type_instance, &g, 1, time_ns, interval_ns);
+  emit_value(m, id, instance, ti, &g, 1, time_ns, interval_ns);
 }
 
 static void emit_notice(const dp_monitor_t *m, dp_monitor_severity_t sev,
@@ -189,19 +194,21 @@ static void emit_verdict_values(const dp_monitor_t *m, size_t i,
                                 const dp_health_verdict_t *v, uint64_t tm,
                                 uint64_t ivl) {
   const char *tn = m->target_names[i];
-  emit_gauge(m, tn, "target_health", "level", v->level, tm, ivl);
+  emit_gauge(m, DP_METRIC_HEALTH_LEVEL, tn, NULL, v->level, tm, ivl);
   for (int k = 0; k < DP_RULE_COUNT; k++)
-    emit_gauge(m, tn, "target_health", dp_health_rule_name((dp_health_rule_t)k),
-               v->rule[k], tm, ivl);
-  emit_gauge(m, tn, "armed", "armed", v->armed, tm, ivl);
-  emit_gauge(m, tn, "slowdown", "round", v->slowdown, tm, ivl);
+    emit_gauge(m, DP_METRIC_HEALTH_RULE, tn,
+               dp_health_rule_name((dp_health_rule_t)k), v->rule[k], tm, ivl);
+  emit_gauge(m, DP_METRIC_HEALTH_ARMED, tn, NULL, v->armed, tm, ivl);
+  emit_gauge(m, DP_METRIC_HEALTH_SLOWDOWN, tn, NULL, v->slowdown, tm, ivl);
   const dp_target_conf_t *tc = &m->targets[i];
-  emit_gauge(m, tn, "peer_ratio", tc->probes[0].name, v->peer_ratio, tm, ivl);
+  emit_gauge(m, DP_METRIC_HEALTH_PEER_RATIO, tn, tc->probes[0].name,
+             v->peer_ratio, tm, ivl);
   for (size_t k = 0; k < tc->nprobes; k++) {
-    emit_gauge(m, tn, "slowdown", tc->probes[k].name, v->probe_slowdown[k], tm,
-               ivl);
+    emit_gauge(m, DP_METRIC_HEALTH_PROBE_SLOWDOWN, tn, tc->probes[k].name,
+               v->probe_slowdown[k], tm, ivl);
     double b[3] = {v->base_p50_s[k], v->base_mean_s[k], v->base_iops[k]};
-    emit_value(m, tn, "probe_baseline", tc->probes[k].name, b, 3, tm, ivl);
+    emit_value(m, DP_METRIC_HEALTH_BASELINE, tn, tc->probes[k].name, b, 3, tm,
+               ivl);
   }
 }
 
@@ -273,7 +280,7 @@ static void emit_device(const dp_monitor_t *m, const dp_diskstats_metrics_t *d,
   size_t n = dp_devview_values(d, dv);
   dev_name_t in = dev_instance(d->name);
   for (size_t k = 0; k < n; k++)
-    emit_gauge(m, in.s, dv[k].type, dv[k].type_instance, dv[k].value, tm,
+    emit_gauge(m, dv[k].metric, in.s, dv[k].type_instance, dv[k].value, tm,
                m->read_interval_ns);
 }
 
@@ -301,9 +308,9 @@ static const dp_io_counter_t *counter_of(const char *disk, void *arg) {
 static void peer_value(const dp_peers_disk_t *d, void *arg) {
   const dp_monitor_t *m = arg;
   dev_name_t in = dev_instance(d->device);
-  emit_gauge(m, in.s, "slowdown", "peers", d->v.slowdown, m->read_wall_ns,
-             m->read_interval_ns);
-  emit_gauge(m, in.s, "failslow", "peers", d->v.flagged ? 1 : 0,
+  emit_gauge(m, DP_METRIC_PEERS_SLOWDOWN, in.s, NULL, d->v.slowdown,
+             m->read_wall_ns, m->read_interval_ns);
+  emit_gauge(m, DP_METRIC_PEERS_FAILSLOW, in.s, NULL, d->v.flagged ? 1 : 0,
              m->read_wall_ns, m->read_interval_ns);
 }
 
@@ -421,19 +428,21 @@ static void emit_sample(const dp_monitor_t *m, const dp_sched_sample_t *s,
   const char *in = s->target_name, *pn = s->probe_name;
   uint64_t ivl = s->interval_ns;
   int measured = r->ops > 0;
-  emit_gauge(m, in, "operations_per_second", pn, r->iops, tm, ivl);
-  emit_gauge(m, in, "bytes_per_second", pn, r->bytes_per_s, tm, ivl);
+  emit_gauge(m, DP_METRIC_PROBE_IOPS, in, pn, r->iops, tm, ivl);
+  emit_gauge(m, DP_METRIC_PROBE_BYTES, in, pn, r->bytes_per_s, tm, ivl);
   /* No completed I/O: latency is unknown, not zero. */
   double lat[7] = {r->lat_min_s, r->lat_mean_s, r->lat_p50_s, r->lat_p90_s,
                    r->lat_p99_s, r->lat_p999_s, r->lat_max_s};
   for (int i = 0; i < 7; i++)
     lat[i] = measured ? lat[i] : NAN;
-  emit_value(m, in, "probe_latency", pn, lat, 7, tm, ivl);
-  emit_gauge(m, in, "queue_length", pn, measured ? r->achieved_qd : NAN, tm,
-             ivl);
+  emit_value(m, DP_METRIC_PROBE_LATENCY, in, pn, lat, 7, tm, ivl);
+  emit_gauge(m, DP_METRIC_PROBE_QUEUE, in, pn, measured ? r->achieved_qd : NAN,
+             tm, ivl);
   if (m->sink.value) {
-    dp_monitor_value_t v = {.instance = in,
-                            .type = "probe_errors",
+    const dp_metric_t *mt = dp_metric(DP_METRIC_PROBE_ERRORS);
+    dp_monitor_value_t v = {.metric = mt,
+                            .instance = in,
+                            .type = mt->type->name,
                             .type_instance = pn,
                             .n = 3,
                             .derive = 1,
@@ -444,7 +453,7 @@ static void emit_sample(const dp_monitor_t *m, const dp_sched_sample_t *s,
     v.v[2].counter = s->err_timeout_total;
     m->sink.value(&v, m->sink.arg);
   }
-  emit_gauge(m, in, "duration", pn, r->wall_s, tm, ivl);
+  emit_gauge(m, DP_METRIC_PROBE_DURATION, in, pn, r->wall_s, tm, ivl);
 }
 
 size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
@@ -479,16 +488,16 @@ void dp_monitor_read_targets(dp_monitor_t *m, uint64_t wall_ns) {
     const char *tn = m->target_names[i];
     dp_sched_target_state_t st;
     dp_sched_target_state(m->sched, i, &st);
-    emit_gauge(m, tn, "stalled", "stalled", st.stalled, wall_ns, ivl);
-    emit_gauge(m, tn, "duration", "stalled", (double)st.stall_ns / 1e9, wall_ns,
-               ivl);
-    emit_gauge(m, tn, "duration", "interval", (double)st.interval_ns / 1e9,
-               wall_ns, ivl);
-    emit_gauge(m, tn, "saturated", "saturated",
+    emit_gauge(m, DP_METRIC_TARGET_STALLED, tn, NULL, st.stalled, wall_ns, ivl);
+    emit_gauge(m, DP_METRIC_TARGET_STALL_DURATION, tn, NULL,
+               (double)st.stall_ns / 1e9, wall_ns, ivl);
+    emit_gauge(m, DP_METRIC_TARGET_INTERVAL, tn, NULL,
+               (double)st.interval_ns / 1e9, wall_ns, ivl);
+    emit_gauge(m, DP_METRIC_TARGET_SATURATED, tn, NULL,
                m->saturated[dp_sched_target_worker(m->sched, i)], wall_ns, ivl);
     /* An info series: which disk the target is on, for joins and alert
      * text (type_instance = the disk's kernel name). */
-    emit_gauge(m, tn, "target_device", st.disk, 1, wall_ns, ivl);
+    emit_gauge(m, DP_METRIC_TARGET_DEVICE, tn, st.disk, 1, wall_ns, ivl);
   }
 }
 

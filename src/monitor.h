@@ -26,10 +26,11 @@
  *     notifications.
  *
  * Out, through a sink (dp_monitor_sink_t): values (a collectd value list
- * in all but name), notifications, log lines, and -- for front-ends that
- * show more than values -- each probe sample, each target verdict and each
- * device read. The plugin's sink dispatches to collectd; watch's prints;
- * replay's prints transitions. Every callback may be NULL.
+ * in all but name, each a series of the metric table, metrics.h),
+ * notifications, log lines, and -- for front-ends that show more than values --
+ * each probe sample, each target verdict and each device read. The plugin's
+ * sink dispatches to collectd; watch's prints; replay's prints transitions.
+ * Every callback may be NULL.
  *
  * Threads: dp_monitor_read (and its steps) run on one thread, the caller's
  * (collectd's read thread, watch's main loop). The scheduler's events reach
@@ -51,6 +52,7 @@
 #include "conf.h"
 #include "devview.h"
 #include "health.h"
+#include "metrics.h"
 #include "peers.h"
 #include "scheduler.h"
 
@@ -69,6 +71,7 @@
  * names them (the metric catalogue), and one number per data source:
  * gauges as doubles, counters (derive data sources) as integers. */
 typedef struct {
+  const dp_metric_t *metric; /* the series in the metric table (metrics.h) */
   const char *instance, *type, *type_instance;
   size_t n;
   int derive; /* 1: the values are counters (v[i].counter) */

@@ -37,6 +37,10 @@ int dp_cmd_replay(int argc, char **argv);
  * detector (cmd_failslow.c). */
 int dp_cmd_failslow(int argc, char **argv);
 
+/* `diskprobe metrics --types-db|--collectd-types|--markdown|--prometheus`:
+ * the files generated from the metric table (cmd_metrics.c). */
+int dp_cmd_metrics(int argc, char **argv);
+
 /* ---- common.c ---------------------------------------------------------- */
 
 /* What the table's flags fill in, with the plugin's defaults. */

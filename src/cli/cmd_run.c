@@ -59,25 +59,34 @@ static void print_text(const dp_result_t *r, const dp_target_t *t) {
 
 #define RUN_OPERAND "[--format text|json] TARGET"
 
-int dp_cmd_run(int argc, char **argv) {
+/* What the command line asks for. */
+typedef struct {
+  dp_cli_conf_t c;
+  int json;
+  const char *path; /* TARGET */
+} run_args_t;
+
+/* Reads the flags and TARGET into *a: -1 to go on, else the exit status
+ * (0 after --help, 2 after a usage error's line). */
+static int run_parse(int argc, char **argv, run_args_t *a) {
   static const struct option own[] = {{"format", required_argument, NULL, 'f'},
                                       {"help", no_argument, NULL, 'h'},
                                       {NULL, 0, NULL, 0}};
   struct option opts[DP_CLI_OPTS_MAX];
   dp_cli_longopts(DP_CLI_RUN, own, opts);
-  dp_cli_conf_t c;
-  dp_cli_conf_init(&c, "run");
-  int json = 0, ch;
+  dp_cli_conf_init(&a->c, "run");
+  a->json = 0;
+  int ch;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     if (ch >= DP_CLI_OPT_BASE) {
-      if (dp_cli_apply(&c, "run", ch, optarg) < 0)
+      if (dp_cli_apply(&a->c, "run", ch, optarg) < 0)
         return 2;
       continue;
     }
     switch (ch) {
     case 'f':
-      if ((json = dp_cli_format(optarg)) < 0) {
+      if ((a->json = dp_cli_format(optarg)) < 0) {
         fprintf(stderr, "diskprobe run: invalid --format '%s': text or json\n",
                 optarg);
         return 2;
@@ -95,61 +104,91 @@ int dp_cmd_run(int argc, char **argv) {
                     "--help)\n");
     return 2;
   }
-  const char *path = argv[optind];
+  a->path = argv[optind];
+  return -1;
+}
 
-  dp_target_t t;
+/* Opens the target and builds the probe's job: 0, or the exit status
+ * after one line (the target closed again). */
+static int run_open(run_args_t *a, dp_target_t *t, dp_job_t *job) {
   /* a probe file's layout paced as the plugin's (LayoutRate) */
-  dp_layout_conf_t lc = {.rate_bytes_per_s = c.target.layout_rate_bytes};
-  int rc = dp_target_open(path, c.target.file_size_bytes,
-                          dp_pattern_writes(c.probe.pattern), &lc, &t);
+  dp_layout_conf_t lc = {.rate_bytes_per_s = a->c.target.layout_rate_bytes};
+  int rc = dp_target_open(a->path, a->c.target.file_size_bytes,
+                          dp_pattern_writes(a->c.probe.pattern), &lc, t);
   if (rc < 0) {
-    fprintf(stderr, "diskprobe: %s: %s\n", path, t.err);
+    fprintf(stderr, "diskprobe: %s: %s\n", a->path, t->err);
     return 1;
   }
-  dp_job_t job;
   char err[256];
-  if (dp_job_build(&c.probe, &t, c.target.timeout_ns, &job, err, sizeof(err)) <
-      0) {
-    fprintf(stderr, "diskprobe: %s: %s\n", path, err);
-    dp_target_close(&t);
+  if (dp_job_build(&a->c.probe, t, a->c.target.timeout_ns, job, err,
+                   sizeof(err)) < 0) {
+    fprintf(stderr, "diskprobe: %s: %s\n", a->path, err);
+    dp_target_close(t);
     return 2;
   }
+  return 0;
+}
 
-  dp_engine_t *e;
-  rc = dp_engine_open(&e, t.fd, t.align, job.queue_depth, job.block_size);
+/* Runs the job on an engine of its own: 0 with *e open and *r filled, or
+ * 1 after one line (no engine left open). */
+static int run_probe(const char *path, const dp_target_t *t,
+                     const dp_job_t *job, dp_engine_t **e, dp_result_t *r) {
+  int rc =
+      dp_engine_open(e, t->fd, t->align, job->queue_depth, job->block_size);
   if (rc < 0) {
     fprintf(stderr, "diskprobe: %s: cannot set up AIO: %s\n", path,
             strerror(-rc));
-    dp_target_close(&t);
     return 1;
   }
-  dp_result_t r;
-  rc = dp_engine_run(e, &job, &r);
-  if (rc < 0 && rc != -EBUSY && r.ops == 0 && r.err_io == 0) {
+  rc = dp_engine_run(*e, job, r);
+  if (rc < 0 && rc != -EBUSY && r->ops == 0 && r->err_io == 0) {
     fprintf(stderr, "diskprobe: %s: probe failed: %s\n", path, strerror(-rc));
-    dp_engine_close(e);
-    dp_target_close(&t);
+    dp_engine_close(*e);
     return 1;
   }
-  if (json)
-    print_json(&r, &t);
-  else
-    print_text(&r, &t);
-  int status = 0;
-  if (r.stalled) {
+  return 0;
+}
+
+/* The exit status of a probe that ran: 1, with a line, after a stall or
+ * I/O errors. */
+static int run_status(const char *path, const dp_result_t *r,
+                      const dp_engine_t *e, const dp_job_t *job) {
+  if (r->stalled) {
     fprintf(stderr,
             "diskprobe: %s: stalled: %u I/O still outstanding after %.1f s\n",
-            path, dp_engine_outstanding(e), (double)job.timeout_ns / 1e9);
-    status = 1;
-  } else if (r.err_io || r.err_short) {
+            path, dp_engine_outstanding(e), (double)job->timeout_ns / 1e9);
+    return 1;
+  }
+  if (r->err_io || r->err_short) {
     fprintf(stderr,
             "diskprobe: %s: %llu I/O errors, %llu short transfers%s%s\n", path,
-            (unsigned long long)r.err_io, (unsigned long long)r.err_short,
-            r.first_error ? ": " : "",
-            r.first_error ? strerror(-r.first_error) : "");
-    status = 1;
+            (unsigned long long)r->err_io, (unsigned long long)r->err_short,
+            r->first_error ? ": " : "",
+            r->first_error ? strerror(-r->first_error) : "");
+    return 1;
   }
-  dp_engine_close(e);
+  return 0;
+}
+
+int dp_cmd_run(int argc, char **argv) {
+  run_args_t a;
+  int rc = run_parse(argc, argv, &a);
+  if (rc >= 0)
+    return rc;
+  dp_target_t t;
+  dp_job_t job;
+  if ((rc = run_open(&a, &t, &job)) != 0)
+    return rc;
+  dp_engine_t *e;
+  dp_result_t r;
+  if ((rc = run_probe(a.path, &t, &job, &e, &r)) == 0) {
+    if (a.json)
+      print_json(&r, &t);
+    else
+      print_text(&r, &t);
+    rc = run_status(a.path, &r, e, &job);
+    dp_engine_close(e);
+  }
   dp_target_close(&t);
-  return status;
+  return rc;
 }

@@ -198,29 +198,40 @@ static void sleep_until(uint64_t deadline_ns) {
     ;
 }
 
-int dp_cmd_stat(int argc, char **argv) {
+/* What the command line asks for. */
+typedef struct {
+  uint64_t interval_ns, count; /* count 0: until interrupted */
+  int json;
+  char **devices; /* DEVICE... */
+  size_t ndev;
+} stat_args_t;
+
+/* Reads the flags and DEVICEs into *a: -1 to go on, else the exit status
+ * (0 after --help, 2 after a usage error's line). */
+static int stat_parse(int argc, char **argv, stat_args_t *a) {
   static const struct option opts[] = {
       {"interval", required_argument, NULL, 'i'},
       {"count", required_argument, NULL, 'c'},
       {"format", required_argument, NULL, 'f'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  uint64_t interval_ns = 1000000000ull, count = 0;
-  int json = 0, c;
+  *a = (stat_args_t){.interval_ns = 1000000000ull};
+  int c;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":i:c:f:h", opts, NULL)) != -1) {
     switch (c) {
     case 'i':
-      if (dp_parse_duration(optarg, &interval_ns) < 0 || interval_ns < 1000000)
+      if (dp_parse_duration(optarg, &a->interval_ns) < 0 ||
+          a->interval_ns < 1000000)
         return usage_error("invalid --interval", optarg,
                            ": a duration of at least 1ms, e.g. 1s or 500ms");
       break;
     case 'c':
-      if (dp_parse_uint(optarg, &count) < 0 || count == 0)
+      if (dp_parse_uint(optarg, &a->count) < 0 || a->count == 0)
         return usage_error("invalid --count", optarg, ": a positive integer");
       break;
     case 'f':
-      if ((json = dp_cli_format(optarg)) < 0)
+      if ((a->json = dp_cli_format(optarg)) < 0)
         return usage_error("invalid --format", optarg, ": text or json");
       break;
     case 'h':
@@ -234,95 +245,144 @@ int dp_cmd_stat(int argc, char **argv) {
   }
   if (optind >= argc)
     return usage_error("no DEVICE given", NULL, NULL);
+  a->devices = argv + optind;
+  a->ndev = (size_t)(argc - optind);
+  return -1;
+}
 
-  int status = 1;
-  snapshot_t snap = {0};
-  dp_diskstats_rec_t *recs = NULL;
-  size_t ndev = (size_t)(argc - optind), nnames = 0;
-  char(*names)[DP_DISKSTATS_NAME_MAX] = calloc(ndev, sizeof(*names));
-  const char **patterns = calloc(ndev, sizeof(*patterns));
-  dp_diskstats_slot_t *slots = calloc(ndev, sizeof(*slots));
-  dp_diskstats_metrics_t *out = calloc(ndev, sizeof(*out));
-  if (!names || !patterns || !slots || !out) {
+/* The devices watched and the tracker's state between reports. */
+typedef struct {
+  snapshot_t snap;
+  char (*names)[DP_DISKSTATS_NAME_MAX]; /* kernel names, each once */
+  size_t nnames;
+  const char **patterns; /* the tracker's filter: names */
+  dp_diskstats_slot_t *slots;
+  dp_diskstats_metrics_t *out;
+  dp_diskstats_tracker_t tr;
+  uint64_t t0_ns; /* the first read */
+} stat_ctx_t;
+
+static int stat_alloc(stat_ctx_t *s, size_t ndev) {
+  s->names = calloc(ndev, sizeof(*s->names));
+  s->patterns = calloc(ndev, sizeof(*s->patterns));
+  s->slots = calloc(ndev, sizeof(*s->slots));
+  s->out = calloc(ndev, sizeof(*s->out));
+  if (!s->names || !s->patterns || !s->slots || !s->out) {
     fprintf(stderr, "diskprobe stat: out of memory\n");
-    goto done;
+    return -1;
   }
+  return 0;
+}
 
-  int rc = read_snapshot(&snap);
-  uint64_t t0 = dp_now_ns();
+static void stat_free(stat_ctx_t *s) {
+  free(s->snap.buf);
+  free(s->names);
+  free(s->patterns);
+  free(s->slots);
+  free(s->out);
+}
+
+/* Adds a kernel name to s->names unless it is there already. */
+static void stat_add_name(stat_ctx_t *s, const char *name) {
+  for (size_t k = 0; k < s->nnames; k++)
+    if (strcmp(s->names[k], name) == 0)
+      return;
+  memcpy(s->names[s->nnames++], name, sizeof(s->names[0]));
+}
+
+/* The first read: every DEVICE resolved to its kernel name. 0, or -1
+ * after one line. */
+static int stat_resolve(stat_ctx_t *s, char **devices, size_t ndev) {
+  int rc = read_snapshot(&s->snap);
+  s->t0_ns = dp_now_ns();
   if (rc < 0) {
     fprintf(stderr, "diskprobe stat: cannot read %s: %s\n", DISKSTATS_PATH,
             strerror(-rc));
-    goto done;
+    return -1;
   }
-  int nrec = dp_diskstats_parse(snap.buf, snap.len, NULL, 0, NULL);
-  recs = calloc(nrec > 0 ? (size_t)nrec : 1, sizeof(*recs));
+  int nrec = dp_diskstats_parse(s->snap.buf, s->snap.len, NULL, 0, NULL);
+  dp_diskstats_rec_t *recs = calloc(nrec > 0 ? (size_t)nrec : 1, sizeof(*recs));
   if (recs == NULL) {
     fprintf(stderr, "diskprobe stat: out of memory\n");
-    goto done;
+    return -1;
   }
-  nrec = dp_diskstats_parse(snap.buf, snap.len, recs, (size_t)nrec, NULL);
-  for (int a = optind; a < argc; a++) {
+  nrec = dp_diskstats_parse(s->snap.buf, s->snap.len, recs, (size_t)nrec, NULL);
+  rc = 0;
+  for (size_t a = 0; a < ndev && rc == 0; a++) {
     const char *why = NULL;
-    const dp_diskstats_rec_t *r = resolve(argv[a], recs, (size_t)nrec, &why);
+    const dp_diskstats_rec_t *r = resolve(devices[a], recs, (size_t)nrec, &why);
     if (r == NULL) {
-      fprintf(stderr, "diskprobe stat: unknown device '%s': %s\n", argv[a],
+      fprintf(stderr, "diskprobe stat: unknown device '%s': %s\n", devices[a],
               why);
-      goto done;
+      rc = -1;
+    } else {
+      stat_add_name(s, r->name);
     }
-    size_t k;
-    for (k = 0; k < nnames; k++)
-      if (strcmp(names[k], r->name) == 0)
-        break;
-    if (k == nnames)
-      memcpy(names[nnames++], r->name, sizeof(names[0]));
   }
-  for (size_t k = 0; k < nnames; k++)
-    patterns[k] = names[k];
-
-  dp_diskstats_tracker_t tr;
-  dp_diskstats_tracker_init(&tr, slots, nnames);
-  dp_diskstats_tracker_filter(&tr, patterns, nnames);
-  dp_diskstats_tracker_feed(&tr, snap.buf, snap.len, t0, out, nnames);
-
-  for (uint64_t rep = 1; count == 0 || rep <= count; rep++) {
-    sleep_until(t0 + rep * interval_ns);
-    rc = read_snapshot(&snap);
-    uint64_t now = dp_now_ns();
-    double wall = wall_now();
-    if (rc < 0) {
-      fprintf(stderr, "diskprobe stat: cannot read %s: %s\n", DISKSTATS_PATH,
-              strerror(-rc));
-      goto done;
-    }
-    int nout =
-        dp_diskstats_tracker_feed(&tr, snap.buf, snap.len, now, out, nnames);
-    if (nout < 0) {
-      fprintf(stderr, "diskprobe stat: %s\n", strerror(-nout));
-      goto done;
-    }
-    if (!json)
-      print_text_header();
-    /* in the order the devices were named, not the kernel's */
-    for (size_t k = 0; k < nnames; k++)
-      for (int j = 0; j < nout; j++)
-        if (strcmp(out[j].name, names[k]) == 0) {
-          if (json)
-            print_json(&out[j], wall);
-          else
-            print_text(&out[j]);
-        }
-    if (!json)
-      printf("\n");
-    fflush(stdout);
-  }
-  status = 0;
-done:
-  free(snap.buf);
   free(recs);
-  free(names);
-  free(patterns);
-  free(slots);
-  free(out);
+  return rc;
+}
+
+/* The tracker over the named devices, fed the first read. */
+static void stat_start(stat_ctx_t *s) {
+  for (size_t k = 0; k < s->nnames; k++)
+    s->patterns[k] = s->names[k];
+  dp_diskstats_tracker_init(&s->tr, s->slots, s->nnames);
+  dp_diskstats_tracker_filter(&s->tr, s->patterns, s->nnames);
+  dp_diskstats_tracker_feed(&s->tr, s->snap.buf, s->snap.len, s->t0_ns, s->out,
+                            s->nnames);
+}
+
+/* Report number rep, at its deadline: 0, or 1 after one line. */
+static int stat_report(stat_ctx_t *s, const stat_args_t *a, uint64_t rep) {
+  sleep_until(s->t0_ns + rep * a->interval_ns);
+  int rc = read_snapshot(&s->snap);
+  uint64_t now = dp_now_ns();
+  double wall = wall_now();
+  if (rc < 0) {
+    fprintf(stderr, "diskprobe stat: cannot read %s: %s\n", DISKSTATS_PATH,
+            strerror(-rc));
+    return 1;
+  }
+  int nout = dp_diskstats_tracker_feed(&s->tr, s->snap.buf, s->snap.len, now,
+                                       s->out, s->nnames);
+  if (nout < 0) {
+    fprintf(stderr, "diskprobe stat: %s\n", strerror(-nout));
+    return 1;
+  }
+  if (!a->json)
+    print_text_header();
+  /* in the order the devices were named, not the kernel's */
+  for (size_t k = 0; k < s->nnames; k++)
+    for (int j = 0; j < nout; j++)
+      if (strcmp(s->out[j].name, s->names[k]) == 0) {
+        if (a->json)
+          print_json(&s->out[j], wall);
+        else
+          print_text(&s->out[j]);
+      }
+  if (!a->json)
+    printf("\n");
+  fflush(stdout);
+  return 0;
+}
+
+int dp_cmd_stat(int argc, char **argv) {
+  stat_args_t a;
+  int status = stat_parse(argc, argv, &a);
+  if (status >= 0)
+    return status;
+  stat_ctx_t s = {0};
+  status =
+      stat_alloc(&s, a.ndev) == 0 && stat_resolve(&s, a.devices, a.ndev) == 0
+          ? 0
+          : 1;
+  if (status == 0) {
+    stat_start(&s);
+    for (uint64_t rep = 1; status == 0 && (a.count == 0 || rep <= a.count);
+         rep++)
+      status = stat_report(&s, &a, rep);
+  }
+  stat_free(&s);
   return status;
 }

@@ -11,6 +11,8 @@
  *                                      the fail-slow detector (cmd_failslow.c)
  *   diskprobe options --markdown       (hidden) the configuration reference
  *                                      that README.md holds, from the table
+ *   diskprobe metrics --types-db ...   (hidden) types.db, README's metric
+ *                                      catalogue... from src/metrics.c
  *
  * Exit status: 0 on success, 1 when the probe could not run or saw I/O
  * errors or a stall, 2 on a usage error. Failures print one line on stderr.
@@ -67,6 +69,8 @@ int main(int argc, char **argv) {
     return dp_cmd_replay(argc - 1, argv + 1);
   if (strcmp(argv[1], "failslow") == 0)
     return dp_cmd_failslow(argc - 1, argv + 1);
+  if (strcmp(argv[1], "metrics") == 0)
+    return dp_cmd_metrics(argc - 1, argv + 1);
   if (strcmp(argv[1], "options") == 0) {
     if (argc != 3 || strcmp(argv[2], "--markdown") != 0) {
       fprintf(stderr, "diskprobe: usage: diskprobe options --markdown\n");

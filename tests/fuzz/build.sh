@@ -42,7 +42,7 @@ declare -A needs=(
   [fuzz_diskstats]="diskstats.c"
   [fuzz_units]="units.c"
   [fuzz_conf]="conf.c options.c units.c $core"
-  [fuzz_health_state]="health.c blockdev.c conf.c options.c units.c $core"
+  [fuzz_health_state]="health.c health_state.c blockdev.c conf.c options.c units.c $core"
   [fuzz_failslow_csv]="cli/cmd_failslow.c cli/common.c failslow.c conf.c options.c units.c $core"
 )
 for t in fuzz_diskstats fuzz_units fuzz_conf fuzz_health_state fuzz_failslow_csv; do

@@ -6,7 +6,8 @@
 # for write_prometheus) and then:
 #   - every example passes `collectd -T` (config, init, one read);
 #   - write_prometheus: /metrics lists diskprobe's metrics under the names
-#     the README and the dashboards use;
+#     the README and the dashboards use, and no name the metric table
+#     (`diskprobe metrics --prometheus`) does not derive;
 #   - threshold: a p99 threshold set below any real latency produces a
 #     FAILURE notification for probe_latency.
 # The fleet drop-ins (fleet-*.conf: encrypted network, host names) are
@@ -75,6 +76,12 @@ for m in collectd_diskprobe_operations_per_second collectd_diskprobe_bytes_per_s
   collectd_diskprobe_target_device; do
   grep -q "^$m{" "$w/metrics" && pass "prometheus: $m" || fail "prometheus: $m missing from /metrics"
 done
+# write_prometheus' names are those the metric table derives (src/metrics.c)
+"$DISKPROBE" metrics --prometheus | cut -d' ' -f1 >"$w/table-names"
+unnamed=$(grep -o '^collectd_diskprobe_[A-Za-z0-9_]*' "$w/metrics" | sort -u | grep -vxFf "$w/table-names")
+[ -s "$w/table-names" ] && [ -z "$unnamed" ] &&
+  pass "prometheus: every collectd_diskprobe_* name is one the metric table gives" ||
+  fail "prometheus: names not in \`diskprobe metrics --prometheus\`: ${unnamed:-(it printed none)}"
 grep -q '^collectd_diskprobe_probe_latency_p99{diskprobe="data",type="randread-qd1"' "$w/metrics" ||
   grep -q 'collectd_diskprobe_probe_latency_p99{.*diskprobe="data".*type="randread-qd1"' "$w/metrics" &&
   pass "prometheus labels: diskprobe=\"data\", type=\"randread-qd1\"" || fail "prometheus labels not as documented: $(grep '^collectd.*p99' "$w/metrics" | head -2)"

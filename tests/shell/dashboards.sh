@@ -26,6 +26,7 @@
 #    Grafana provisioning is in the catalogue below, with a type label value
 #    the catalogue allows; every collectd_diskprobe_* name and type="..." value
 #    of the README's "Metric catalogue" section is in the catalogue below
+#    (`diskprobe metrics --prometheus`: the metric table)
 #  * the Grafana provisioning YAML parses and points at existing dashboards
 #    and panels; the dashboard provider's path is where the Debian package
 #    installs the dashboards (contrib/debian/diskprobe.install); one folder:
@@ -44,39 +45,10 @@ dash=$top_srcdir/dashboards
 
 # The metric catalogue: metric name, then the type label values it is
 # exported with; "<probe>" stands for any probe name (PROBES below), "<any>"
-# for any value (a device name).
-# THIS MUST MATCH THE METRIC CATALOGUE IN THE TOP-LEVEL README.md.
-CATALOGUE='
-collectd_diskprobe_operations_per_second      <probe> read write discard flush
-collectd_diskprobe_bytes_per_second           <probe> read write
-collectd_diskprobe_probe_latency_min          <probe>
-collectd_diskprobe_probe_latency_mean         <probe>
-collectd_diskprobe_probe_latency_p50          <probe>
-collectd_diskprobe_probe_latency_p90          <probe>
-collectd_diskprobe_probe_latency_p99          <probe>
-collectd_diskprobe_probe_latency_p999         <probe>
-collectd_diskprobe_probe_latency_max          <probe>
-collectd_diskprobe_queue_length               <probe> average
-collectd_diskprobe_probe_errors_io_total      <probe>
-collectd_diskprobe_probe_errors_short_total   <probe>
-collectd_diskprobe_probe_errors_timeout_total <probe>
-collectd_diskprobe_duration_seconds           <probe> stalled interval
-collectd_diskprobe_stalled                    stalled
-collectd_diskprobe_saturated                  saturated
-collectd_diskprobe_latency                    read_await write_await discard_await flush_await
-collectd_diskprobe_percent                    utilization probe_share
-collectd_diskprobe_pending_operations         in_flight
-collectd_diskprobe_bytes                      avg_read_size avg_write_size
-collectd_diskprobe_target_device              <any>
-collectd_diskprobe_target_health                     level baseline ceiling peers stall errors failslow
-collectd_diskprobe_armed                      armed
-collectd_diskprobe_slowdown                   round peers <probe>
-collectd_diskprobe_probe_baseline_p50         <probe>
-collectd_diskprobe_probe_baseline_mean        <probe>
-collectd_diskprobe_probe_baseline_iops        <probe>
-collectd_diskprobe_peer_ratio                 <probe>
-collectd_diskprobe_failslow                   peers
-'
+# for any value (a device name). Printed from the metric table
+# (src/metrics.c), which README's catalogue is generated from too
+# (tests/shell/metrics_table.sh).
+CATALOGUE=$("$DISKPROBE" metrics --prometheus) || die "diskprobe metrics --prometheus failed"
 # Probe names (type label of per-probe metrics) the dashboards and rules may
 # name literally.
 PROBES='randread-qd1 randread-qd32 seqread seqwrite randwrite syncwrite'

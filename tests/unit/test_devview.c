@@ -97,6 +97,10 @@ static void test_reads_share_and_empty(void **state) {
   assert_int_equal(nv, 16); /* 12 + discards (2) + flushes (2) */
   assert_string_equal(dv[0].type, "operations_per_second");
   assert_string_equal(dv[0].type_instance, "read");
+  assert_int_equal(dv[0].metric, DP_METRIC_DEV_READS);
+  assert_int_equal(dv[15].metric, DP_METRIC_DEV_FLUSH_AWAIT);
+  assert_string_equal(dv[15].type, "latency");
+  assert_string_equal(dv[15].type_instance, "flush_await");
   assert_true(fabs(dv[11].value - 50.0) < 0.1); /* probe_share, percent */
   assert_string_equal(dv[11].type_instance, "probe_share");
 

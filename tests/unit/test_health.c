@@ -291,6 +291,97 @@ static void test_state_file(void **state) {
   fixture_remove(dir);
 }
 
+/* Loads a state file of `text` into h: the return code, the cause in err. */
+static int load_text(dp_health_t *h, const char *text, char *err,
+                     size_t errlen) {
+  char path[] = "/tmp/dp-test-health-state.XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  err[0] = '\0';
+  int rc = dp_health_load(h, path, err, errlen);
+  unlink(path);
+  return rc;
+}
+
+/* Each step of a load says what is wrong, with the line; none changes a
+ * baseline; probes that do not exist now are skipped; a file saved with a
+ * longer horizon keeps its newest values. */
+static void test_state_file_steps(void **state) {
+  (void)state;
+  static const struct {
+    const char *text, *err;
+  } bad[] = {
+      {"", "line 1: not a diskprobe health state file of version 1"},
+      {"diskprobe-health 2\nend\n",
+       "line 1: not a diskprobe health state file of version 1"},
+      {"diskprobe-health 1\nprobe t0\nend\n",
+       "line 2: expected \"probe TARGET PROBE KEY N\""},
+      {"diskprobe-health 1\nprobe t0 randread-qd1 randread/8192/1 9999\n",
+       "line 2: 9999 values, more than 2880"},
+      {"diskprobe-health 1\nprobe t0 randread-qd1 randread/8192/1 1\n"
+       "p50 1e-4\nmean 1e-4\n",
+       "line 5: the file ends inside a probe"},
+      {"diskprobe-health 1\nprobe t0 randread-qd1 randread/8192/1 1\n"
+       "p50 1e-4\nmean 1e-4 2e-4\niops 1e4\nend\n",
+       "line 4: expected 1 positive values of mean"},
+      {"diskprobe-health 1\nprobe t0 randread-qd1 randread/8192/1 1\n"
+       "p50 1e-4\niops 1e4\nmean 1e-4\nend\n",
+       "line 4: expected 1 positive values of mean"},
+      {"diskprobe-health 1\nprobe t0 randread-qd1 randread/8192/1 1\n"
+       "p50 1e-4\nmean 1e-4\niops 1e4\n",
+       "line 5: no \"end\" line (a truncated file)"},
+      {"diskprobe-health 1\nend", "line 2: too long"},
+  };
+  char err[256];
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  for (size_t j = 0; j < sizeof(bad) / sizeof(bad[0]); j++) {
+    assert_int_equal(load_text(h, bad[j].text, err, sizeof(err)), -EINVAL);
+    assert_string_equal(err, bad[j].err);
+  }
+  dp_health_obs_t o[2];
+  healthy(o, 0);
+  assert_int_equal(feed(h, 0, o).baseline_rounds, 0); /* nothing restored */
+  dp_health_free(h);
+
+  /* a target and a probe key that do not exist now are skipped; the
+   * known probes are restored */
+  dp_health_conf_t c;
+  dp_health_conf_init(&c);
+  c.horizon_rounds = 3;
+  c.arm_rounds = 2;
+  assert_int_equal(dp_health_new(&h, &c, 1), 0);
+  assert_int_equal(
+      dp_health_set_target(h, 0, "t0", 2, names2, keys2, DP_MEDIA_SSD, "M", 0),
+      0);
+  assert_int_equal(
+      load_text(h,
+                "diskprobe-health 1\n"
+                "probe gone randread-qd1 randread/8192/1 1\n"
+                "p50 1\nmean 1\niops 1\n"
+                "probe t0 randread-qd1 randread/4096/1 1\n"
+                "p50 1\nmean 1\niops 1\n"
+                "probe t0 randread-qd1 randread/8192/1 4\n"
+                "p50 9 1e-4 1e-4 1e-4\nmean 9 1.2e-4 1.2e-4 1.2e-4\n"
+                "iops 1 8000 8000 8000\n"
+                "probe t0 randread-qd32 randread/8192/32 3\n"
+                "p50 3e-4 3e-4 3e-4\nmean 4e-4 4e-4 4e-4\n"
+                "iops 8e4 8e4 8e4\n"
+                "end\n",
+                err, sizeof(err)),
+      0);
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_int_equal(v.baseline_rounds, 3); /* 4 values, the newest 3 kept */
+  assert_true(v.armed);
+  assert_true(fabs(v.base_p50_s[0] - 1e-4) < 1e-9); /* the 9 was dropped */
+  assert_true(fabs(v.base_iops[1] - 8e4) < 1e-3);
+  assert_int_equal(v.level, DP_HEALTH_OK);
+  dp_health_free(h);
+}
+
 /* The media classes themselves are test_blockdev's. */
 static void test_media_classes_and_ceiling(void **state) {
   (void)state;
@@ -447,6 +538,7 @@ int main(void) {
       cmocka_unit_test(test_long_degradation_not_learned),
       cmocka_unit_test(test_bursty_needs_mean_and_iops),
       cmocka_unit_test(test_state_file),
+      cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
       cmocka_unit_test(test_peers),
       cmocka_unit_test(test_stall_and_errors_immediate),

@@ -1,0 +1,60 @@
+/*
+ * health_internal.h - the health tracker's state, shared by health.c (the
+ * rules) and health_state.c (the state file). Private to those two files:
+ * everything else uses health.h.
+ */
+#ifndef DP_HEALTH_INTERNAL_H
+#define DP_HEALTH_INTERNAL_H
+
+#include "health.h"
+
+#define HIST_N 10 /* rounds of S remembered for k-of-n rules */
+#define NAME_MAX_ 64
+#define KEY_MAX_ 64
+
+enum { ST_P50, ST_MEAN, ST_IOPS, ST_COUNT };
+
+typedef struct {
+  float *v; /* ring of horizon values, oldest at head */
+  unsigned head, n;
+} ring_t;
+
+typedef struct {
+  char name[NAME_MAX_], key[KEY_MAX_];
+  ring_t st[ST_COUNT];
+} probe_t;
+
+typedef struct {
+  char name[NAME_MAX_];
+  int set;
+  size_t nprobes;
+  probe_t probes[DP_HEALTH_PROBES_MAX];
+  dp_media_t media;
+  char model[64];
+  double ceiling_s;
+  /* rule state */
+  double s_hist[HIST_N], u_hist[HIST_N]; /* newest at [0] */
+  unsigned nhist;
+  dp_health_level_t base_held;
+  unsigned clear_run, ceil_run, ceil_clear_run, peer_run, peer_clear_run;
+  int ceil_on, peer_on;
+  int failslow_on; /* dp_health_set_failslow */
+  double failslow_score;
+  size_t failslow_peers;
+  dp_health_level_t level;
+  double last_p50; /* first probe's p50 of the latest round, for peers */
+  dp_health_obs_t pending[DP_HEALTH_PROBES_MAX]; /* dp_health_feed's round */
+  int pending_any;
+} target_t;
+
+struct dp_health {
+  dp_health_conf_t c;
+  size_t n;
+  target_t *t;
+  float *scratch; /* horizon floats, for medians */
+};
+
+/* Appends x to a ring of cap values, dropping the oldest when full. */
+void dp_health_ring_add(ring_t *r, unsigned cap, float x);
+
+#endif /* DP_HEALTH_INTERNAL_H */

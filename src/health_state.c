@@ -1,0 +1,271 @@
+/*
+ * health_state.c - the health tracker's state file (dp_health_save,
+ * dp_health_load; see health.h): the baselines of every target and probe
+ * as text,
+ *
+ *   diskprobe-health 1
+ *   probe TARGET PROBE KEY N
+ *   p50 v1 ... vN
+ *   mean v1 ... vN
+ *   iops v1 ... vN
+ *   ...
+ *   end
+ *
+ * values oldest first. A load parses the whole file before it changes a
+ * baseline, so a corrupt file changes nothing.
+ */
+#include "health.h"
+#include "health_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const st_names[ST_COUNT] = {"p50", "mean", "iops"};
+
+/* ---- save ---------------------------------------------------------------- */
+
+/* The file's text, after the version line. */
+static void save_probes(const dp_health_t *h, FILE *f) {
+  for (size_t i = 0; i < h->n; i++) {
+    const target_t *t = &h->t[i];
+    if (!t->set)
+      continue;
+    for (size_t k = 0; k < t->nprobes; k++) {
+      const probe_t *p = &t->probes[k];
+      fprintf(f, "probe %s %s %s %u\n", t->name, p->name, p->key,
+              p->st[ST_P50].n);
+      for (int s = 0; s < ST_COUNT; s++) {
+        const ring_t *r = &p->st[s];
+        fprintf(f, "%s", st_names[s]);
+        for (unsigned j = 0; j < r->n; j++)
+          fprintf(f, " %.6g",
+                  (double)r->v[(r->head + j) % h->c.horizon_rounds]);
+        fprintf(f, "\n");
+      }
+    }
+  }
+}
+
+int dp_health_save(const dp_health_t *h, const char *path) {
+  char tmp[4096];
+  if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+    return -ENAMETOOLONG;
+  int fd =
+      open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return -errno;
+  FILE *f = fdopen(fd, "w");
+  if (f == NULL) {
+    int e = errno;
+    close(fd);
+    unlink(tmp);
+    return -e;
+  }
+  fprintf(f, "diskprobe-health 1\n");
+  save_probes(h, f);
+  fprintf(f, "end\n");
+  int rc = fflush(f) == 0 && fsync(fd) == 0 ? 0 : -errno;
+  if (fclose(f) != 0 && rc == 0)
+    rc = -errno;
+  if (rc == 0 && rename(tmp, path) != 0)
+    rc = -errno;
+  if (rc != 0)
+    unlink(tmp);
+  return rc;
+}
+
+/* ---- load ---------------------------------------------------------------- */
+
+/* A probe's values as read, applied once the whole file parsed. */
+typedef struct {
+  probe_t *p; /* NULL: no such target, probe or key now */
+  unsigned n;
+  float *v[ST_COUNT];
+} pending_t;
+
+typedef struct {
+  dp_health_t *h;
+  FILE *f;
+  char *line; /* cap bytes */
+  size_t cap;
+  unsigned lineno;
+  char *err;
+  size_t errlen;
+  pending_t *pend; /* the probes to restore */
+  size_t npend, maxpend;
+  pending_t pe; /* the probe being read */
+} loader_t;
+
+/* Writes "line N: ..." to err; returns -EINVAL. */
+__attribute__((format(printf, 2, 3))) static int
+load_bad(loader_t *L, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(L->err, L->errlen, fmt, ap);
+  va_end(ap);
+  return -EINVAL;
+}
+
+static int load_alloc(loader_t *L) {
+  /* a line of the longest file we may meet, whatever our own horizon: one
+   * saved with a longer one (a longer BaselineHorizon before a restart)
+   * loads, keeping the newest values */
+  L->cap = 64 + 32 * (size_t)DP_HEALTH_HORIZON_MAX;
+  L->line = malloc(L->cap);
+  for (size_t i = 0; i < L->h->n; i++)
+    L->maxpend += L->h->t[i].nprobes;
+  L->pend = calloc(L->maxpend + 1, sizeof(*L->pend));
+  return L->line == NULL || L->pend == NULL ? -ENOMEM : 0;
+}
+
+static void load_free(loader_t *L) {
+  for (int s = 0; s < ST_COUNT; s++)
+    free(L->pe.v[s]); /* a probe cut short by an error */
+  for (size_t j = 0; L->pend && j < L->npend; j++)
+    for (int s = 0; s < ST_COUNT; s++)
+      free(L->pend[j].v[s]);
+  free(L->pend);
+  free(L->line);
+}
+
+static int load_header(loader_t *L) {
+  if (!fgets(L->line, (int)L->cap, L->f) ||
+      strcmp(L->line, "diskprobe-health 1\n") != 0)
+    return load_bad(L, "line 1: not a diskprobe health state file of "
+                       "version 1");
+  L->lineno = 1;
+  return 0;
+}
+
+static target_t *find_target(dp_health_t *h, const char *name) {
+  for (size_t i = 0; i < h->n; i++)
+    if (h->t[i].set && strcmp(h->t[i].name, name) == 0)
+      return &h->t[i];
+  return NULL;
+}
+
+/* The probe of target tname with that name and key, or NULL. */
+static probe_t *find_probe(dp_health_t *h, const char *tname, const char *pname,
+                           const char *key) {
+  target_t *t = find_target(h, tname);
+  for (size_t k = 0; t && k < t->nprobes; k++)
+    if (strcmp(t->probes[k].name, pname) == 0 &&
+        strcmp(t->probes[k].key, key) == 0)
+      return &t->probes[k];
+  return NULL;
+}
+
+/* One "<stat> v v v" line into vals (at most max), or -1. */
+static int parse_values(char *line, const char *want, float *vals,
+                        unsigned max) {
+  char *save = NULL, *tok = strtok_r(line, " \n", &save);
+  if (tok == NULL || strcmp(tok, want) != 0)
+    return -1;
+  unsigned n = 0;
+  while ((tok = strtok_r(NULL, " \n", &save)) != NULL) {
+    char *end;
+    double x = strtod(tok, &end);
+    /* and as the float it is kept as: 1e300 or 1e-50 would be kept as inf
+     * or 0, which the next save writes and the next load refuses */
+    if (*end != '\0' || !(x > 0) || !(x <= FLT_MAX) || n >= max ||
+        !((float)x > 0))
+      return -1;
+    vals[n++] = (float)x;
+  }
+  return (int)n;
+}
+
+/* The three value lines of the probe being read into L->pe. */
+static int load_values(loader_t *L) {
+  unsigned n = L->pe.n;
+  for (int s = 0; s < ST_COUNT; s++) {
+    L->lineno++;
+    if (!fgets(L->line, (int)L->cap, L->f))
+      return load_bad(L, "line %u: the file ends inside a probe", L->lineno);
+    if (strchr(L->line, '\n') == NULL)
+      return load_bad(L, "line %u: too long", L->lineno);
+    if ((L->pe.v[s] = malloc((n ? n : 1) * sizeof(float))) == NULL)
+      return -ENOMEM;
+    if (parse_values(L->line, st_names[s], L->pe.v[s], n) != (int)n)
+      return load_bad(L, "line %u: expected %u positive values of %s",
+                      L->lineno, n, st_names[s]);
+  }
+  return 0;
+}
+
+/* A "probe TARGET PROBE KEY N" line (in L->line) and its values: kept
+ * when the probe exists now, else dropped. */
+static int load_probe(loader_t *L) {
+  char tname[NAME_MAX_], pname[NAME_MAX_], key[KEY_MAX_];
+  unsigned n;
+  if (sscanf(L->line, "probe %63s %63s %63s %u", tname, pname, key, &n) != 4)
+    return load_bad(L, "line %u: expected \"probe TARGET PROBE KEY N\"",
+                    L->lineno);
+  if (n > DP_HEALTH_HORIZON_MAX)
+    return load_bad(L, "line %u: %u values, more than %u", L->lineno, n,
+                    DP_HEALTH_HORIZON_MAX);
+  L->pe = (pending_t){.p = find_probe(L->h, tname, pname, key), .n = n};
+  int rc = load_values(L);
+  if (rc != 0)
+    return rc; /* L->pe's values: freed by load_free */
+  if (L->pe.p != NULL && L->npend < L->maxpend)
+    L->pend[L->npend++] = L->pe;
+  else
+    for (int s = 0; s < ST_COUNT; s++)
+      free(L->pe.v[s]);
+  L->pe = (pending_t){0};
+  return 0;
+}
+
+/* The probes up to the "end" line. */
+static int load_body(loader_t *L) {
+  while (fgets(L->line, (int)L->cap, L->f) != NULL) {
+    L->lineno++;
+    if (strchr(L->line, '\n') == NULL)
+      return load_bad(L, "line %u: too long", L->lineno);
+    if (strcmp(L->line, "end\n") == 0)
+      return 0;
+    int rc = load_probe(L);
+    if (rc != 0)
+      return rc;
+  }
+  return load_bad(L, "line %u: no \"end\" line (a truncated file)", L->lineno);
+}
+
+/* All of it parsed: only now change the baselines. */
+static void load_apply(loader_t *L) {
+  unsigned cap_r = L->h->c.horizon_rounds;
+  for (size_t j = 0; j < L->npend; j++) {
+    const pending_t *pe = &L->pend[j];
+    unsigned skip = pe->n > cap_r ? pe->n - cap_r : 0; /* keep the newest */
+    for (int s = 0; s < ST_COUNT; s++) {
+      ring_t *r = &pe->p->st[s];
+      r->head = r->n = 0;
+      for (unsigned q = skip; q < pe->n; q++)
+        dp_health_ring_add(r, cap_r, pe->v[s][q]);
+    }
+  }
+}
+
+int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen) {
+  FILE *f = fopen(path, "re");
+  if (f == NULL)
+    return -errno;
+  loader_t L = {.h = h, .f = f, .err = err, .errlen = errlen};
+  int rc = load_alloc(&L);
+  if (rc == 0)
+    rc = load_header(&L);
+  if (rc == 0)
+    rc = load_body(&L);
+  if (rc == 0)
+    load_apply(&L);
+  load_free(&L);
+  fclose(f);
+  return rc;
+}
