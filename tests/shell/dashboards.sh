@@ -28,7 +28,7 @@
 #    of the README's "Metric catalogue" section is in the catalogue below
 #  * the Grafana provisioning YAML parses and points at existing dashboards
 #    and panels; the dashboard provider's path is where the Debian package
-#    installs the dashboards (contrib/debian/diskprobe.install); one folder:
+#    installs the dashboards (contrib/packaging/debian/diskprobe.install); one folder:
 #    every alert rule group is in the provider's folder, and the folder UID
 #    that the rules file and dashboards/README.md's folder-creation call
 #    name is the provider's folderUid
@@ -470,7 +470,7 @@ try:
         if src_glob == "dashboards/diskprobe-*.json":
             packaged = "/" + dest.strip().strip("/")
 except OSError as e:
-    problems.append(f"contrib/debian/diskprobe.install: {e}")
+    problems.append(f"contrib/packaging/debian/diskprobe.install: {e}")
 for p in providers:
     if p.get("options", {}).get("path") != packaged:
         problems.append(f"provider {p.get('name')}: path {p.get('options', {}).get('path')} is not the packaged {packaged}")
