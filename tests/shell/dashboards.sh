@@ -465,7 +465,7 @@ if not providers or not all(p.get("options", {}).get("path") for p in providers)
 # The provider reads the dashboards where the Debian package puts them.
 packaged = None
 try:
-    for line in open(os.path.join(top, "contrib", "debian", "diskprobe.install")):
+    for line in open(os.path.join(top, "contrib", "packaging", "debian", "diskprobe.install")):
         src_glob, _, dest = line.strip().partition(" ")
         if src_glob == "dashboards/diskprobe-*.json":
             packaged = "/" + dest.strip().strip("/")
