@@ -488,7 +488,7 @@ def noisy(r, key="iops", spread=1.25):
 
 def goals(results, cd, alloc):
     out()
-    out("Issue 6 targets (ok / MISS):")
+    out("Targets: accuracy and cost (ok / MISS):")
     rows = []
 
     def row(what, val, ok):

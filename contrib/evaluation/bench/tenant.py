@@ -444,7 +444,7 @@ def main():
             report(name, cfg, res, host)
         out()
         out("Summary, with/without at each config's rate (median of the "
-            "pairs; issue 13's target: within 1 % at the default "
+            "pairs; the target: within 1 % at the default "
             "DutyCycle):")
         for name, job, fig in SUMMARY:
             out("  %-8s %-13s %s%s" % (name, job, "  ".join(
