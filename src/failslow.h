@@ -104,9 +104,9 @@
  * slowdowns, plus scratch for the peers' points. Nothing is allocated
  * while feeding. A step costs O(ndevices^2 * model_windows) once per
  * window and O(ndevices) otherwise; measured for 90 devices at 10 s
- * intervals (contrib/bench/failslow-cost.sh): ~4 ms (~20 M instructions)
- * per window closed, ~2 us per other interval, 3.5 kB per device. Not
- * thread-safe: one caller.
+ * intervals (contrib/evaluation/bench/failslow_cost.sh): ~4 ms (~20 M
+ * instructions) per window closed, ~2 us per other interval, 3.5 kB per device.
+ * Not thread-safe: one caller.
  */
 #ifndef DP_FAILSLOW_H
 #define DP_FAILSLOW_H

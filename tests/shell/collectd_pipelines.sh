@@ -59,7 +59,8 @@ w="$d/prometheus"
 sed -i "s|DeviceStats \"sd\*\" \"nvme\*n1\"|DeviceStats \"sd*\" \"nvme*n1\" \"${dev##*/}\"|" "$w/collectd.conf"
 grep -q "DeviceStats.*${dev##*/}" "$w/collectd.conf" || fail "could not add the loop device to DeviceStats"
 # A target named like the disk, with a probe named like a device-view value:
-# the namespaces must keep the two series apart (issue 13).
+# the namespaces (target names may not begin with dev-) must keep the two
+# series apart.
 sed -i "s|^  DeviceStats|  <Target \"${dev##*/}\">\n    Device \"$dev\"\n    ProbeInterval 2\n    <Probe \"read\">\n      Pattern randread\n      QueueDepth 4\n      Duration 0.2\n    </Probe>\n  </Target>\n  DeviceStats|" "$w/collectd.conf"
 grep -q "Probe \"read\"" "$w/collectd.conf" || fail "could not add the colliding target"
 collectd_start "$w"

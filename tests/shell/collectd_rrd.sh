@@ -74,7 +74,7 @@ else
 fi
 
 # The main job's graph page.
-bash "$top_srcdir/contrib/rrd-graphs.sh" "$d/rrd" "$d/graphs" >"$d/graphs.out" 2>&1 || fail "rrd-graphs.sh failed: $(cat "$d/graphs.out")"
+bash "$top_srcdir/contrib/tools/rrd_graphs.sh" "$d/rrd" "$d/graphs" >"$d/graphs.out" 2>&1 || fail "rrd_graphs.sh failed: $(cat "$d/graphs.out")"
 n=$(ls "$d/graphs"/*.png 2>/dev/null | wc -l)
 [ "$n" -ge 3 ] && grep -q "<img" "$d/graphs/index.html" && pass "graphs: $n PNGs and index.html" || fail "graphs: $n PNGs"
 for f in "$d/graphs"/*.png; do

@@ -29,7 +29,7 @@
 #    (`diskprobe metrics --prometheus`: the metric table)
 #  * the Grafana provisioning YAML parses and points at existing dashboards
 #    and panels; the dashboard provider's path is where the Debian package
-#    installs the dashboards (contrib/debian/diskprobe.install); one folder:
+#    installs the dashboards (contrib/packaging/debian/diskprobe.install); one folder:
 #    every alert rule group is in the provider's folder, and the folder UID
 #    that the rules file and dashboards/README.md's folder-creation call
 #    name is the provider's folderUid
@@ -437,12 +437,12 @@ if not providers or not all(p.get("options", {}).get("path") for p in providers)
 # The provider reads the dashboards where the Debian package puts them.
 packaged = None
 try:
-    for line in open(os.path.join(top, "contrib", "debian", "diskprobe.install")):
+    for line in open(os.path.join(top, "contrib", "packaging", "debian", "diskprobe.install")):
         src_glob, _, dest = line.strip().partition(" ")
         if src_glob == "dashboards/diskprobe-*.json":
             packaged = "/" + dest.strip().strip("/")
 except OSError as e:
-    problems.append(f"contrib/debian/diskprobe.install: {e}")
+    problems.append(f"contrib/packaging/debian/diskprobe.install: {e}")
 for p in providers:
     if p.get("options", {}).get("path") != packaged:
         problems.append(f"provider {p.get('name')}: path {p.get('options', {}).get('path')} is not the packaged {packaged}")

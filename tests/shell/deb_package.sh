@@ -1,9 +1,9 @@
 #!/bin/bash
 # deb_package.sh - the Debian package, built, installed and purged for real:
 #
-#  * contrib/build-deb.sh builds the .deb (dpkg-buildpackage, debhelper);
+#  * contrib/packaging/build_deb.sh builds the .deb (dpkg-buildpackage, debhelper);
 #    lintian runs on it and its tags are printed: an error or warning that
-#    contrib/debian/README does not explain fails the test;
+#    contrib/packaging/debian/README does not explain fails the test;
 #  * `apt-get install ./diskprobe_*.deb`: the plugin, types.db, command,
 #    dashboards, alert rules, Grafana provisioning and the drop-in are where
 #    the README says; the drop-in is a conffile; Depends pins collectd-core
@@ -18,7 +18,7 @@
 # The machine is restored: the package is purged at exit even when a check
 # fails. A diskprobe package installed before the test is not touched (skip).
 # Needs root, apt-get, collectd-core, rrdtool; installs debhelper and lintian
-# when missing (contrib/build-deb.sh), skips if it cannot. Exit 0 pass,
+# when missing (contrib/packaging/build_deb.sh), skips if it cannot. Exit 0 pass,
 # 1 fail, 77 skip.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -28,8 +28,8 @@ need_cmd apt-get
 need_cmd dpkg-deb
 need_cmd collectd collectd-core
 need_cmd rrdtool rrdtool
-[ -x "$top_srcdir/contrib/build-deb.sh" ] || [ -f "$top_srcdir/contrib/build-deb.sh" ] ||
-  skip "no contrib/build-deb.sh in $top_srcdir"
+[ -x "$top_srcdir/contrib/packaging/build_deb.sh" ] || [ -f "$top_srcdir/contrib/packaging/build_deb.sh" ] ||
+  skip "no contrib/packaging/build_deb.sh in $top_srcdir"
 st=$(dpkg-query -W -f='${db:Status-Status}' diskprobe 2>/dev/null || true)
 case $st in
 '' | not-installed) ;;
@@ -41,29 +41,29 @@ out=$tmp/out
 
 # ---- build -------------------------------------------------------------------
 t0=$SECONDS
-bash "$top_srcdir/contrib/build-deb.sh" "$out" >"$tmp/build.out" 2>&1
+bash "$top_srcdir/contrib/packaging/build_deb.sh" "$out" >"$tmp/build.out" 2>&1
 rc=$?
 cat "$tmp/build.out"
 case $rc in
 0) ;;
 3) skip "dpkg-buildpackage/debhelper missing and not installable: $(grep 'build-deb:' "$tmp/build.out" | tail -1)" ;;
-*) die "contrib/build-deb.sh failed (status $rc)" ;;
+*) die "contrib/packaging/build_deb.sh failed (status $rc)" ;;
 esac
 deb=$(tail -n 1 "$tmp/build.out")
-[ -f "$deb" ] || die "build-deb.sh printed no .deb path (last line: $deb)"
+[ -f "$deb" ] || die "build_deb.sh printed no .deb path (last line: $deb)"
 pass "built $(basename "$deb") in $((SECONDS - t0)) s"
 
 # ---- lintian ------------------------------------------------------------------
 if command -v lintian >/dev/null; then
-  # Tags that contrib/debian/README explains (lines "- `tag`: ...").
-  explained=$(sed -n 's/^- `\([a-z0-9-]*\)`:.*/\1/p' "$top_srcdir/contrib/debian/README" 2>/dev/null)
+  # Tags that contrib/packaging/debian/README explains (lines "- `tag`: ...").
+  explained=$(sed -n 's/^- `\([a-z0-9-]*\)`:.*/\1/p' "$top_srcdir/contrib/packaging/debian/README" 2>/dev/null)
   lintian --pedantic -I -E "$deb" >"$tmp/lintian.out" 2>&1
   grep -v 'running with root privileges' "$tmp/lintian.out" | sed 's/^/  lintian: /'
   tags=$(grep -E '^[EWIPX]: ' "$tmp/lintian.out" | wc -l)
   bad=0
   while read -r sev _pkg tag _rest; do
     case $sev in E: | W:) ;; *) continue ;; esac
-    grep -qx -- "$tag" <<<"$explained" || { fail "lintian $sev $tag is not explained in contrib/debian/README"; bad=1; }
+    grep -qx -- "$tag" <<<"$explained" || { fail "lintian $sev $tag is not explained in contrib/packaging/debian/README"; bad=1; }
   done < <(grep -E '^[EW]: ' "$tmp/lintian.out")
   [ $bad = 0 ] && pass "lintian --pedantic: $tags tag(s), no unexplained error or warning"
 else

@@ -1,6 +1,7 @@
 #!/bin/bash
-# fault_matrix.sh - the real collectd through every fault of issue 12's
-# list, each on a target of its own in one daemon, beside a healthy
+# fault_matrix.sh - the real collectd through every fault of the README's
+# table (tests/README.md, "What happens when a target breaks"), each on a
+# target of its own in one daemon, beside a healthy
 # "control" target. For each fault: the exact log line (the messages of
 # src/target.c, src/events.c, src/scheduler.c, plugin/diskprobe.c), collectd
 # still running, the control target still dispatching (its RRD points grow

@@ -1,7 +1,6 @@
 #!/bin/bash
-# layout_resume.sh - the probe file's layout in the real collectd (issues 12
-# and 13): paced by LayoutRate, stopped by a shutdown and resumed at the next
-# start.
+# layout_resume.sh - the probe file's layout in the real collectd: paced by
+# LayoutRate, stopped by a shutdown and resumed at the next start.
 #   - LayoutRate 8M and a 256 MiB file: collectd stopped while the layout
 #     runs shuts down without a worker left behind ("did not stop in time")
 #     and keeps the partial file (mode 0600, shorter than FileSize);

@@ -4,7 +4,7 @@
 #     each Included from a minimal full config, pass `collectd -t` (parse,
 #     load the plugin, its config callback accepts every option), and a
 #     misspelt option does fail it (the check can fail);
-#   - contrib/examples/diskprobe-notify.sh turns a notification in collectd's
+#   - contrib/examples/diskprobe_notify.sh turns a notification in collectd's
 #     exec format into exactly one logger call (a stand-in logger on PATH
 #     records it): priority by severity, diskprobe's only unless --all,
 #     hostile input (command substitutions, control characters, a leading
@@ -17,7 +17,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd collectd collectd-core
 ex="$top_srcdir/contrib/examples"
-script="$ex/diskprobe-notify.sh"
+script="$ex/diskprobe_notify.sh"
 d=$(make_tmpdir)
 chmod 0755 "$d"
 
@@ -166,10 +166,10 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && [ -f /usr/lib/collectd/loa
   mkdir -p "$w"
   : >"$d/logger.out"
   chmod 0666 "$d/logger.out"
-  cp "$script" "$d/diskprobe-notify.sh" && chmod 0755 "$d/diskprobe-notify.sh"
+  cp "$script" "$d/diskprobe_notify.sh" && chmod 0755 "$d/diskprobe_notify.sh"
   # The example, pointed at this copy, with --all (the notification is the
   # threshold plugin's on "load", there is no diskprobe here).
-  sed "s|NotificationExec \"nobody\" \"[^\"]*\"|NotificationExec \"nobody\" \"$d/diskprobe-notify.sh\" \"--all\"|" \
+  sed "s|NotificationExec \"nobody\" \"[^\"]*\"|NotificationExec \"nobody\" \"$d/diskprobe_notify.sh\" \"--all\"|" \
     "$ex/health-notify-exec.conf" >"$w/exec.conf"
   {
     head_conf live

@@ -1,10 +1,10 @@
 #!/bin/bash
-# contrib/bench/tenant.sh - what a co-located workload loses while diskprobe
+# contrib/evaluation/bench/tenant.sh - what a co-located workload loses while diskprobe
 # probes its disk, and what the plugin costs the host. A benchmark: it
 # prints figures and ratios, it never fails on a number (not in make check).
 #
-#   bash contrib/bench/tenant.sh            # full run, about 15 minutes
-#   QUICK=1 bash contrib/bench/tenant.sh    # about 3 minutes
+#   bash contrib/evaluation/bench/tenant.sh            # full run, about 15 minutes
+#   QUICK=1 bash contrib/evaluation/bench/tenant.sh    # about 3 minutes
 #
 # A "tenant" fio job (8 KiB random reads at QD1; randrw 70/30 8 KiB at QD16)
 # on a file next to diskprobe's probe file (the same filesystem, the same
@@ -22,18 +22,18 @@
 #   CONFIGS      default,duty10 [both]     JOBS  randread-qd1,randrw-qd16 [both]
 #   DISKPROBE    diskprobe binary [src/cli/diskprobe]
 #   PLUGIN       plugin .so [plugin/.libs/diskprobe.so]
-#   OUT          results dir [contrib/bench/results/tenant-<UTC time>]
+#   OUT          results dir [contrib/evaluation/bench/results/tenant-<UTC time>]
 #
 # Needs root (the probe file is O_DIRECT; collectd reads /proc of its
 # children), fio, collectd (collectd-core), python3. Everything it makes
 # (two directories, collectd and fio processes) is removed by its EXIT trap.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+top=$(cd "$here/../../.." && pwd)
 cmdline="$(for v in QUICK PAIRS SLICE IDLE_PAIRS WINDOW FILE_DIR CONFIGS JOBS \
   DISKPROBE PLUGIN OUT; do
   if [ -n "${!v:-}" ]; then printf '%s=%q ' "$v" "${!v}"; fi
-done)bash contrib/bench/tenant.sh"
+done)bash contrib/evaluation/bench/tenant.sh"
 
 if [ "${QUICK:-0}" = 1 ]; then
   : "${PAIRS:=2}" "${SLICE:=8}" "${IDLE_PAIRS:=1}" "${WINDOW:=6}"
@@ -47,10 +47,10 @@ fi
 die() { echo "tenant: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root"
 for c in fio collectd python3; do
-  command -v "$c" >/dev/null || die "$c is not installed (bash contrib/setup.sh)"
+  command -v "$c" >/dev/null || die "$c is not installed (bash contrib/tools/setup.sh)"
 done
-[ -x "$DISKPROBE" ] || die "$DISKPROBE is not built (bash contrib/setup.sh)"
-[ -f "$PLUGIN" ] || die "$PLUGIN is not built (bash contrib/setup.sh)"
+[ -x "$DISKPROBE" ] || die "$DISKPROBE is not built (bash contrib/tools/setup.sh)"
+[ -f "$PLUGIN" ] || die "$PLUGIN is not built (bash contrib/tools/setup.sh)"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 

@@ -1,6 +1,6 @@
 /*
  * bench_diskstats.c - cost of one /proc/diskstats parse + derive pass.
- * Built and run by contrib/bench-diskstats.sh; not a test.
+ * Built and run by contrib/evaluation/diskstats/bench_diskstats.sh; not a test.
  *
  *   bench_diskstats A B [PASSES]
  *

@@ -1,14 +1,14 @@
 #!/bin/bash
-# failslow-cost.sh - what the fail-slow detector costs the plugin for one
+# failslow_cost.sh - what the fail-slow detector costs the plugin for one
 # peer group of 90 disks (a 90-bay storage node): CPU per interval and
 # memory. A benchmark, not a test: it prints figures, it never fails on a
 # number.
 #
-#   contrib/bench/failslow-cost.sh [NDEV] [DAYS] [INTERVAL_S]
+#   contrib/evaluation/bench/failslow_cost.sh [NDEV] [DAYS] [INTERVAL_S]
 #
 # Defaults: 90 devices, 2 simulated days, collectd's default Interval of
 # 10 s (windows of 30 intervals, the plugin's FailSlowWindow 300 s).
-# Builds contrib/bench/bench_failslow.c with gcc -O2 against src/failslow.c
+# Builds contrib/evaluation/bench/bench_failslow.c with gcc -O2 against src/failslow.c
 # (and src/peers.c, src/health.c for the plugin's path) and runs it:
 #   1. the detector alone: dp_failslow_feed for every device and
 #      dp_failslow_step, every interval;
@@ -23,7 +23,7 @@
 # and allocations while feeding (the detector makes none).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+top=$(cd "$here/../../.." && pwd)
 ndev=${1:-90}
 days=${2:-2}
 ivl=${3:-10}

@@ -1,8 +1,8 @@
 #!/bin/bash
-# contrib/screenshot.sh - a PNG of a local HTML page in headless Chromium,
-# to look at the RRD graph page (contrib/rrd-graphs.sh) as a browser shows it.
+# contrib/tools/screenshot.sh - a PNG of a local HTML page in headless Chromium,
+# to look at the RRD graph page (contrib/tools/rrd_graphs.sh) as a browser shows it.
 #
-#   bash contrib/screenshot.sh PAGE PNG [WIDTHxHEIGHT]   (default 1400x3000)
+#   bash contrib/tools/screenshot.sh PAGE PNG [WIDTHxHEIGHT]   (default 1400x3000)
 #
 # A development tool, not used by the tests: needs Debian's chromium
 # (apt-get install chromium). Runs without network, sync or a profile of

@@ -3,7 +3,7 @@
  * interval and memory, for one peer group of N devices at the plugin's
  * settings (dp_failslow_conf_for_interval at collectd's Interval, or the
  * plugin's own path through peers.c with --peers). Built and run by
- * contrib/bench/failslow-cost.sh; a benchmark, not a test: it prints
+ * contrib/evaluation/bench/failslow_cost.sh; a benchmark, not a test: it prints
  * figures and never fails on a number.
  *
  *   bench_failslow [--peers SYSROOT] NDEV INTERVALS INTERVAL_S [WINDOW_S]

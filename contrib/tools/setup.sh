@@ -1,15 +1,15 @@
 #!/bin/bash
-# contrib/setup.sh - installs what is missing on Debian 12 and builds.
+# contrib/tools/setup.sh - installs what is missing on Debian 12 and builds.
 #
-#   bash contrib/setup.sh            packages + autoreconf + configure + make
+#   bash contrib/tools/setup.sh            packages + autoreconf + configure + make
 #                                    (in-tree, gcc, --enable-werror)
-#   SKIP_APT=1 bash contrib/setup.sh build only
+#   SKIP_APT=1 bash contrib/tools/setup.sh build only
 #
 # Packages are installed only when missing (one `apt-get update` first).
 # The collectd service is not started: diskprobe runs its own collectd
 # instances in the foreground with generated configs.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 PKGS=(
   # build

@@ -1,24 +1,24 @@
 #!/bin/bash
-# bench-diskstats.sh - what one /proc/diskstats parse + derive pass costs
+# bench_diskstats.sh - what one /proc/diskstats parse + derive pass costs
 # with 1,000 devices. A benchmark, not a test: it reports, it never fails on
 # a number.
 #
-#   contrib/bench-diskstats.sh [PASSES] [KEEP_DIR]
+#   contrib/evaluation/diskstats/bench_diskstats.sh [PASSES] [KEEP_DIR]
 #
 # Generates two 20-field snapshots of 1,000 devices (250 disks with three
 # partitions each, counters of realistic width, the second snapshot one
 # second later with some 32-bit millisecond fields wrapping), builds
-# contrib/bench_diskstats.c against src/diskstats.c with gcc -O2, and prints
+# contrib/evaluation/diskstats/bench_diskstats.c against src/diskstats.c with gcc -O2, and prints
 # the median cost of one pass (tracker fed a whole snapshot: parse every
 # line, find the device, derive every metric), per pass and per device, the
 # parse-only and derive-only parts as shares of it, and the CPU share of a
 # core at 10 s and 1 s intervals. KEEP_DIR keeps the generated fixture.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
+top=$(cd "$here/../../.." && pwd)
 passes=${1:-2000}
 keep=${2:-}
-work=$(mktemp -d /tmp/bench-diskstats.XXXXXX)
+work=$(mktemp -d /tmp/bench_diskstats.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 awk -v seed=42 -v out_a="$work/diskstats-a" -v out_b="$work/diskstats-b" '
@@ -77,7 +77,7 @@ if [ -n "$keep" ]; then
 fi
 
 gcc -O2 -std=gnu11 -Wall -Wextra -I"$top/src" \
-  "$top/contrib/bench_diskstats.c" "$top/src/diskstats.c" -lm \
+  "$top/contrib/evaluation/diskstats/bench_diskstats.c" "$top/src/diskstats.c" -lm \
   -o "$work/bench_diskstats"
 "$work/bench_diskstats" "$work/diskstats-a" "$work/diskstats-b" "$passes"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), gcc $(gcc -dumpversion)"

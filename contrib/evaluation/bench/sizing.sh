@@ -1,9 +1,9 @@
 #!/bin/bash
-# contrib/bench/sizing.sh - how much one host sends: series, values per
+# contrib/evaluation/bench/sizing.sh - how much one host sends: series, values per
 # interval and bytes on the wire, measured on a typical host. A benchmark:
 # it prints figures, it never fails on a number (not in make check).
 #
-#   bash contrib/bench/sizing.sh          # about 3 minutes
+#   bash contrib/evaluation/bench/sizing.sh          # about 3 minutes
 #
 # The host: a collectd with Interval 10 and diskprobe at its defaults (the
 # default probe set, ProbeInterval 60, DutyCycle 2, Splay), two Path targets
@@ -24,8 +24,8 @@
 # devices, mounts), collectd (collectd-core), curl, python3.
 set -o pipefail # not -e: lib.sh helpers return non-zero by design
 here=$(cd "$(dirname "$0")" && pwd)
-: "${top_srcdir:=$(cd "$here/../.." && pwd)}"
-# shellcheck source=../../tests/shell/lib.sh
+: "${top_srcdir:=$(cd "$here/../../.." && pwd)}"
+# shellcheck source=../../../tests/shell/lib.sh
 . "$top_srcdir/tests/shell/lib.sh"
 : "${WINDOW:=120}" "${WARMUP:=15}" "${BASE=cpu memory load interface disk df}"
 need root loop

@@ -1,15 +1,15 @@
 #!/bin/bash
-# contrib/bench/run.sh - diskprobe side by side with fio and ioping, and the
+# contrib/evaluation/bench/run.sh - diskprobe side by side with fio and ioping, and the
 # plugin's cost inside the real collectd. A benchmark: it prints ratios, it
 # never fails on a number.
 #
-#   bash contrib/bench/run.sh            # full run, about 8-10 minutes
-#   QUICK=1 bash contrib/bench/run.sh    # about 2-3 minutes, fewer pairs
+#   bash contrib/evaluation/bench/run.sh            # full run, about 8-10 minutes
+#   QUICK=1 bash contrib/evaluation/bench/run.sh    # about 2-3 minutes, fewer pairs
 #
 # Needs root (loop devices, cgroup-v1 blkio), fio, ioping, python3; valgrind
 # and collectd for the collectd/allocation sections (skipped if missing);
 # python3-matplotlib for the plot (skipped if missing). Build first
-# (bash contrib/setup.sh): it uses src/cli/diskprobe and plugin/.libs/diskprobe.so
+# (bash contrib/tools/setup.sh): it uses src/cli/diskprobe and plugin/.libs/diskprobe.so
 # as built, and never builds or edits anything outside its results dir.
 #
 # Environment (defaults in brackets; QUICK=1 changes the starred ones):
@@ -26,18 +26,18 @@
 #                   seqread-qd4,randwrite-qd1,seqwrite-qd4,syncwrite-qd1
 #   DISKPROBE       diskprobe binary [src/cli/diskprobe]
 #   PLUGIN          plugin .so [plugin/.libs/diskprobe.so]
-#   OUT             results dir [contrib/bench/results/<UTC time>]
+#   OUT             results dir [contrib/evaluation/bench/results/<UTC time>]
 #
 # Everything it makes (loop devices, one blkio cgroup, files under /dev/shm
 # and FILE_DIR, collectd processes) is recorded here and removed by the EXIT
 # trap; nothing it did not make is touched.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+top=$(cd "$here/../../.." && pwd)
 cmdline="$(for v in QUICK PAIRS DURATION SHM_MB FILE_SIZE FILE_DIR THROTTLE_IOPS \
   COLLECTD_SECONDS SECTIONS TARGETS JOBS DISKPROBE PLUGIN OUT; do
   if [ -n "${!v:-}" ]; then printf '%s=%q ' "$v" "${!v}"; fi
-done)bash contrib/bench/run.sh"
+done)bash contrib/evaluation/bench/run.sh"
 
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
@@ -54,9 +54,9 @@ BLKIO=/sys/fs/cgroup/blkio
 die() { echo "bench: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (loop devices, blkio cgroups)"
 for c in fio ioping losetup python3 dd; do
-  command -v "$c" >/dev/null || die "$c is not installed (bash contrib/setup.sh)"
+  command -v "$c" >/dev/null || die "$c is not installed (bash contrib/tools/setup.sh)"
 done
-[ -x "$DISKPROBE" ] || die "$DISKPROBE is not built (bash contrib/setup.sh)"
+[ -x "$DISKPROBE" ] || die "$DISKPROBE is not built (bash contrib/tools/setup.sh)"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# diskprobe-notify.sh - collectd NotificationExec handler: one syslog line per
+# diskprobe_notify.sh - collectd NotificationExec handler: one syslog line per
 # diskprobe notification (health transitions, stalls, probe errors, and the
 # threshold plugin's notifications on diskprobe's values), for hosts that
 # keep RRD files and have no Prometheus/Alertmanager to page from.
@@ -18,7 +18,7 @@
 # daemon, tag diskprobe. Notifications of other plugins are ignored unless
 # the first argument is --all.
 #
-# Install: install -m 0755 diskprobe-notify.sh /usr/local/lib/collectd/
+# Install: install -m 0755 diskprobe_notify.sh /usr/local/lib/collectd/
 # and see health-notify-exec.conf. Runs as an unprivileged user (the exec
 # plugin refuses root). Input is data, never code: no eval, every field is
 # stripped of control characters and cut to a sane length, the message is

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""replay-eval.py - how the health rules do on recorded healthy series.
+"""replay_eval.py - how the health rules do on recorded healthy series.
 
-    replay-eval.py [--diskprobe PATH] [--check] NAME=SERIES.jsonl[.gz][:busy] ...
+    replay_eval.py [--diskprobe PATH] [--check] NAME=SERIES.jsonl[.gz][:busy] ...
 
 Each SERIES is JSON lines of `diskprobe watch --format json` recorded on a
 healthy disk (tests/fixtures/health/). For each one it runs the very rules
@@ -71,7 +71,7 @@ def replay(dp, rounds, media):
     p = subprocess.run([dp, "replay", "--format", "json", "--media", media, "-"],
                        input=text, capture_output=True, text=True)
     if p.returncode != 0:
-        sys.exit(f"replay-eval: diskprobe replay failed: {p.stderr.strip()}")
+        sys.exit(f"replay_eval: diskprobe replay failed: {p.stderr.strip()}")
     return [json.loads(l) for l in p.stdout.splitlines()]
 
 
@@ -150,7 +150,7 @@ def main(argv):
             print(f"{name:<10} {'step %gx' % f:<9} {'':>7} {'':>9} {'':>9}  {med:g} / {mx:g} / {len(took)} of {placed} placed   (want <= {within})")
             ok &= placed >= (6 if busy else POSITIONS) and len(took) == placed and mx <= within
     if check and not ok:
-        print("replay-eval: FAIL: a healthy series warned, or a step was not caught in time")
+        print("replay_eval: FAIL: a healthy series warned, or a step was not caught in time")
         return 1
     return 0
 

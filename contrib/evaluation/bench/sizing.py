@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""sizing.py - the counting half of contrib/bench/sizing.sh: two UDP
+"""sizing.py - the counting half of contrib/evaluation/bench/sizing.sh: two UDP
 sockets standing in for the central collectd's port, counting what one host
 sends per interval. Python 3 standard library only.
 

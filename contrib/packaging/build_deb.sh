@@ -1,35 +1,35 @@
 #!/bin/bash
-# contrib/build-deb.sh - builds the diskprobe Debian package from this tree.
+# contrib/packaging/build_deb.sh - builds the diskprobe Debian package from this tree.
 #
-#   bash contrib/build-deb.sh [OUTDIR]      the .deb goes to OUTDIR (default .)
-#   SKIP_APT=1 bash contrib/build-deb.sh    do not install missing packages
-#   WORKTREE=1 bash contrib/build-deb.sh    the tracked files as they are in
+#   bash contrib/packaging/build_deb.sh [OUTDIR]      the .deb goes to OUTDIR (default .)
+#   SKIP_APT=1 bash contrib/packaging/build_deb.sh    do not install missing packages
+#   WORKTREE=1 bash contrib/packaging/build_deb.sh    the tracked files as they are in
 #                                           the working tree, not HEAD's
 #
 # Copies the committed source tree (git archive HEAD; with WORKTREE=1 the
 # tracked files of the working tree, git ls-files: never build products or
-# a configured tree) and contrib/debian/ as it is in the working tree
+# a configured tree) and contrib/packaging/debian/ as it is in the working tree
 # (committed or not) into a temporary directory, puts
-# contrib/debian there as debian/ (the top level of the tree has no debian/
+# contrib/packaging/debian there as debian/ (the top level of the tree has no debian/
 # directory) and runs `dpkg-buildpackage -us -uc -b` (debhelper: dh with
 # autoreconf and configure). Prints the path of the .deb on its last line.
 #
 # Packages: the build tools below are installed when missing (as root, one
 # `apt-get update` first if an install fails), with policy-rc.d keeping
-# package scripts from starting services. contrib/setup.sh does not install
+# package scripts from starting services. contrib/tools/setup.sh does not install
 # them: only this script needs them.
 # Exit status: 0 built, 1 the build failed, 2 usage, 3 tools missing and
 # not installable (tests skip on 3).
 set -euo pipefail
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-.}
 [ $# -le 1 ] || { echo "usage: $0 [OUTDIR]" >&2; exit 2; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# What a package build needs beyond contrib/setup.sh's list: debhelper (dh,
+# What a package build needs beyond contrib/tools/setup.sh's list: debhelper (dh,
 # dh_autoreconf), dpkg-dev (dpkg-buildpackage), lintian; then the
-# Build-Depends of contrib/debian/control.
+# Build-Depends of contrib/packaging/debian/control.
 DEB_TOOLS=(debhelper dh-autoreconf dpkg-dev lintian)
 BUILD_DEPS=(collectd-dev libaio-dev pkg-config autoconf automake libtool gcc make)
 
@@ -86,16 +86,16 @@ else
   done | tar --null -T - -cf -) | tar -x -C "$tree"
 fi
 # The packaging itself, committed or not.
-rm -rf "$tree/contrib/debian"
-cp -a "$src/contrib/debian" "$tree/contrib/debian"
-cp -a "$src/contrib/debian" "$tree/debian"
+rm -rf "$tree/contrib/packaging/debian"
+cp -a "$src/contrib/packaging/debian" "$tree/contrib/packaging/debian"
+cp -a "$src/contrib/packaging/debian" "$tree/debian"
 mkdir -p "$tree/m4" # AC_CONFIG_MACRO_DIR; git keeps no empty directory
 
 # The version is configure.ac's; the changelog must say the same.
 ac_version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$tree/configure.ac")
 deb_version=$(dpkg-parsechangelog -l "$tree/debian/changelog" -S Version)
 if [ "$ac_version" != "${deb_version%%-*}" ]; then
-  echo "build-deb: configure.ac says $ac_version, contrib/debian/changelog $deb_version:" \
+  echo "build-deb: configure.ac says $ac_version, contrib/packaging/debian/changelog $deb_version:" \
     "add a changelog entry (dch -v $ac_version)" >&2
   exit 1
 fi

@@ -1,7 +1,7 @@
 #!/bin/bash
-# contrib/rrd-graphs.sh - PNG graphs and an index.html from diskprobe's RRDs.
+# contrib/tools/rrd_graphs.sh - PNG graphs and an index.html from diskprobe's RRDs.
 #
-#   bash contrib/rrd-graphs.sh RRD_DATADIR OUT_DIR [START [END]]
+#   bash contrib/tools/rrd_graphs.sh RRD_DATADIR OUT_DIR [START [END]]
 #
 # RRD_DATADIR is the rrdtool plugin's DataDir (HOST/diskprobe-TARGET/*.rrd,
 # HOST/diskprobe-dev-DISK/*.rrd for the device view). START/END are rrdtool
@@ -19,7 +19,7 @@
 # listed, not assumed: tests/shell/collectd_rrd.sh checks the table).
 # Needs only rrdtool and GNU date.
 set -euo pipefail
-usage='usage: rrd-graphs.sh RRD_DATADIR OUT_DIR [START [END]]'
+usage='usage: rrd_graphs.sh RRD_DATADIR OUT_DIR [START [END]]'
 src=${1:?$usage}
 out=${2:?$usage}
 to_epoch() { # rrdtool-style "-20min", "now", an epoch, or any GNU date time
@@ -31,7 +31,7 @@ to_epoch() { # rrdtool-style "-20min", "now", an epoch, or any GNU date time
 }
 start=$(to_epoch "${3:--20min}")
 end=$(to_epoch "${4:-now}")
-[ "$start" -lt "$end" ] || { echo "rrd-graphs.sh: START must be before END" >&2; exit 2; }
+[ "$start" -lt "$end" ] || { echo "rrd_graphs.sh: START must be before END" >&2; exit 2; }
 mkdir -p "$out"
 colors=(1f77b4 ff7f0e 2ca02c d62728 9467bd 8c564b e377c2 7f7f7f bcbd22 17becf)
 common=(--start "$start" --end "$end" --width 560 --height 180 --imgformat PNG
