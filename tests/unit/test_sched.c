@@ -422,12 +422,12 @@ static void test_free_reaps_outstanding(void **state) {
   assert_int_equal(fk.destroyed, d0 + 1);
 }
 
-/* Timeout too short for the disk (issue 12: Timeout 0.01 s at QD256 went
- * FAILURE/OKAY every round): the first brief stall -- drained at the
- * first poll -- is reported, then said once to be a short Timeout; later
- * brief ones are not stalls (no events, no `stalled`, the probe not
- * measured but its late I/O counted); one that outlasts the first poll is
- * still reported, late by that poll. The lines print the Timeout in ms. */
+/* Timeout too short for the disk (a hardening finding: Timeout 0.01 s at QD256
+ * went FAILURE/OKAY every round): the first brief stall -- drained at the first
+ * poll -- is reported, then said once to be a short Timeout; later brief ones
+ * are not stalls (no events, no `stalled`, the probe not measured but its late
+ * I/O counted); one that outlasts the first poll is still reported, late by
+ * that poll. The lines print the Timeout in ms. */
 static void test_short_timeout_does_not_flap(void **state) {
   (void)state;
   dp_target_conf_t t = target("short", "a", 0, "10", "0.05");

@@ -5,11 +5,10 @@
  * fixture sysfs tree and from the live /sys, and the two error paths a real
  * filesystem here cannot produce on demand (O_DIRECT refused, injected with
  * --wrap=openat; no space, on a small tmpfs when we may mount one).
- * Issue 12: a Path redirected through a directory another user owns, the
- * lock against a second process, read-only opens, truncated own files,
- * 4 KiB and 16 KiB-sector devices (loop devices, as root), FIFOs, sockets
- * and devices at the probe path, empty and over-long names, RAM
- * filesystems.
+ * The hardening cases: a Path redirected through a directory another user owns,
+ * the lock against a second process, read-only opens, truncated own files, 4
+ * KiB and 16 KiB-sector devices (loop devices, as root), FIFOs, sockets and
+ * devices at the probe path, empty and over-long names, RAM filesystems.
  *
  * Runs in $TMPDIR (default /var/tmp): it must support O_DIRECT and be a
  * real path (no symlink in it) that only root or we can write.
@@ -323,7 +322,7 @@ static void test_missing_path_and_file_as_dir(void **state) {
   assert_int_equal(dp_target_open_file(f->dir, 1000, 1, &t), -EINVAL);
 }
 
-/* ---- issue 12 ------------------------------------------------------------ */
+/* ---- the hardening cases: unsafe paths, locks, odd files and devices ---- */
 
 static int nobody(uid_t *uid, gid_t *gid) {
   struct passwd *pw = getpwnam("nobody");
