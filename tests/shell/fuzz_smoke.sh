@@ -24,7 +24,7 @@ rc=$?
 scratch=$(mktemp -d /dev/shm/diskprobe-fuzz.XXXXXX 2>/dev/null || mktemp -d "$d/scratch.XXXXXX")
 at_exit "rm -rf '$scratch'"
 keep="$top_builddir/tests/fuzz-artifacts"
-for t in diskstats units conf health_state failslow_csv; do
+for t in diskstats units conf health_state failslow_input; do
   seeds="$top_srcdir/tests/fuzz/corpus/$t"
   work="$d/corpus-$t" # the seeds stay as they are; new inputs go here
   mkdir -p "$work" "$d/art-$t"
