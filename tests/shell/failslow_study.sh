@@ -1,8 +1,8 @@
 #!/bin/bash
-# failslow_study.sh - the fail-slow study scripts of contrib/evaluation/failslow
-# (which convert the research layout with perseus_to_csv.py, then run
-# diskprobe failslow --collectd-csv) on a
-# small generated data directory in the kratos-failslow layout: evaluate.py
+# failslow_study.sh - the fail-slow study scripts of
+# contrib/evaluation/failslow (which convert the research layout with
+# perseus_to_csv.py, then run diskprobe failslow --collectd-csv) on a small
+# generated data directory in the kratos-failslow layout: evaluate.py
 # counts a found, a missed and a falsely flagged drive as such; inject.py
 # finds 3x slowdowns injected into healthy drives (on latency alone, with
 # --peer-ratio, and with --closed-loop) and no other drive, and refuses the
