@@ -202,26 +202,30 @@ int dp_fsinput_collectd_hosts(const char *dir, char ***out, size_t *n) {
   if (rc != 0)
     return rc;
   free_list(v, k);
-  if (k > 0) { /* dir is a host */
-    v = NULL;
-    k = 0;
-  } else if ((rc = list_dir(dir, is_host_dir, &v, &k, 0)) != 0) {
+  int itself = k > 0; /* dir is a host */
+  v = NULL;
+  k = 0;
+  if (!itself && (rc = list_dir(dir, is_host_dir, &v, &k, 0)) != 0)
     return rc;
-  } else if (k == 0) {
+  if (!itself && k == 0) {
     free(v);
     return fail(dir, "no host directory with " DEV_DIR "* series under it");
   }
-  char **paths = calloc(k ? k : 1, sizeof(*paths));
-  for (size_t i = 0; paths != NULL && i < (k ? k : 1); i++)
-    if (asprintf(&paths[i], "%s%s%s", dir, k ? "/" : "", k ? v[i] : "") < 0)
-      paths[i] = NULL, rc = 2;
+  size_t m = itself ? 1 : k;
+  char **paths = calloc(m, sizeof(*paths));
+  for (size_t i = 0; paths != NULL && i < m && rc == 0; i++)
+    if (asprintf(&paths[i], "%s%s%s", dir, itself ? "" : "/",
+                 itself ? "" : v[i]) < 0) {
+      paths[i] = NULL;
+      rc = 2;
+    }
   free_list(v, k);
   if (paths == NULL || rc != 0) {
-    free_list(paths, k ? k : 1);
+    free_list(paths, paths ? m : 0);
     return fail(dir, "out of memory");
   }
   *out = paths;
-  *n = k ? k : 1;
+  *n = m;
   return 0;
 }
 
