@@ -301,14 +301,12 @@ static double resistant_slope(const dp_failslow_t *d, const double *x,
   return b > d->c.max_slope ? d->c.max_slope : b;
 }
 
-/* Closes the window: summaries, models, slowdowns, scores, decisions. */
-static void judge_window(dp_failslow_t *d) {
+/* Step 1: each device's window summary (the log medians of its valid
+ * samples, NaN with fewer than min_valid_steps) into lx, ly and its model
+ * history at hslot; the window's samples are cleared for the next. */
+static void summarize_window(dp_failslow_t *d, unsigned hslot) {
   const dp_failslow_conf_t *c = &d->c;
-  size_t n = d->n, h = c->model_windows;
-  unsigned hslot = d->hpos, sslot = d->spos;
-
-  /* 1. summaries */
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < d->n; i++) {
     fs_dev_t *v = &d->dev[i];
     d->lx[i] = d->ly[i] = NAN;
     if (v->wn >= c->min_valid_steps) {
@@ -331,124 +329,175 @@ static void judge_window(dp_failslow_t *d) {
       v->wx[s] = v->wy[s] = NAN;
     v->wn = 0;
   }
+}
 
-  /* 2-5. per device: its peers' model, its slowdown, score, decision */
-  for (size_t i = 0; i < n; i++) {
-    fs_dev_t *v = &d->dev[i];
-    double r = NAN;
-    unsigned peers = 0;
-    if (!isnan(d->lx[i])) {
-      for (size_t j = 0; j < n; j++)
-        if (j != i && !isnan(d->lx[j]))
-          peers++;
-    }
-    if (peers >= c->min_peers) {
-      size_t m = 0;
-      for (size_t j = 0; j < n; j++) {
-        if (j == i)
-          continue;
-        for (size_t w = 0; w < h; w++)
-          if (!isnan(d->dev[j].hx[w])) {
-            d->px[m] = d->dev[j].hx[w];
-            d->py[m] = d->dev[j].hy[w];
-            m++;
-          }
+/* The peers of device i with a summary this window (0 when i has none). */
+static unsigned window_peers(const dp_failslow_t *d, size_t i) {
+  unsigned peers = 0;
+  if (isnan(d->lx[i]))
+    return 0;
+  for (size_t j = 0; j < d->n; j++)
+    if (j != i && !isnan(d->lx[j]))
+      peers++;
+  return peers;
+}
+
+/* Step 2, the slope: the resistant line over the peers' (not i's) summaries
+ * of the last model_windows windows. */
+static double peer_slope(dp_failslow_t *d, size_t i) {
+  size_t m = 0;
+  for (size_t j = 0; j < d->n; j++) {
+    if (j == i)
+      continue;
+    for (size_t w = 0; w < d->c.model_windows; w++)
+      if (!isnan(d->dev[j].hx[w])) {
+        d->px[m] = d->dev[j].hx[w];
+        d->py[m] = d->dev[j].hy[w];
+        m++;
       }
-      double b = resistant_slope(d, d->px, d->py, m);
-      size_t k = 0;
-      for (size_t j = 0; j < n; j++)
-        if (j != i && !isnan(d->lx[j]))
-          d->tmp[k++] = d->ly[j] - b * d->lx[j];
-      double a = median(d->tmp, k);
-      r = exp(d->ly[i] - (a + b * d->lx[i]));
+  }
+  return resistant_slope(d, d->px, d->py, m);
+}
+
+/* Steps 2-3: device i's slowdown this window, its latency over what its
+ * peers' model (slope, and intercept from this window's summaries) expects
+ * at its throughput; NaN with fewer than min_peers peers. */
+static double window_slowdown(dp_failslow_t *d, size_t i, unsigned peers) {
+  if (peers < d->c.min_peers)
+    return NAN;
+  double b = peer_slope(d, i);
+  size_t k = 0;
+  for (size_t j = 0; j < d->n; j++)
+    if (j != i && !isnan(d->lx[j]))
+      d->tmp[k++] = d->ly[j] - b * d->lx[j];
+  double a = median(d->tmp, k);
+  return exp(d->ly[i] - (a + b * d->lx[i]));
+}
+
+/* Step 4: device i's scores from its slowdown ring (sslot the newest): the
+ * 2-hour and long medians (the long one's log into ll[i]) and the two
+ * persistent rules' least block medians. */
+static void score_device(dp_failslow_t *d, size_t i, unsigned sslot) {
+  const dp_failslow_conf_t *c = &d->c;
+  fs_dev_t *v = &d->dev[i];
+  size_t k = 0, kl = 0;
+  for (unsigned age = 0; age < d->sring; age++) {
+    double x = v->sr[(sslot + d->sring - age) % d->sring];
+    if (isnan(x))
+      continue;
+    if (age < c->score_windows)
+      d->tmp[k++] = x;
+    if (age < c->long_windows)
+      d->tmp2[kl++] = log(x);
+  }
+  v->v.windows = (unsigned)k;
+  v->v.slowdown = k >= c->min_score_windows ? median(d->tmp, k) : NAN;
+  d->ll[i] = kl >= (c->long_windows + 1) / 2 ? median(d->tmp2, kl) : NAN;
+  v->v.slowdown_long = isnan(d->ll[i]) ? NAN : exp(d->ll[i]);
+  v->v.slowdown_persist = least_block(d, v, sslot, c->long_windows);
+  v->v.slowdown_day = least_block(d, v, sslot, c->day_windows);
+}
+
+/* Step 4b: device i's long score against its peers' long scores, in robust
+ * standard deviations (1.4826 MAD, at least long_floor); NaN without a
+ * long score or with fewer than min_peers peers that have one. */
+static double long_z(dp_failslow_t *d, size_t i) {
+  if (isnan(d->ll[i]))
+    return NAN;
+  size_t k = 0;
+  for (size_t j = 0; j < d->n; j++)
+    if (j != i && !isnan(d->ll[j]))
+      d->tmp[k++] = d->ll[j];
+  if (k < d->c.min_peers)
+    return NAN;
+  double m = median(d->tmp, k);
+  for (size_t j = 0; j < k; j++)
+    d->tmp[j] = fabs(d->tmp[j] - m);
+  double s = 1.4826 * median(d->tmp, k);
+  if (s < d->c.long_floor)
+    s = d->c.long_floor;
+  return (d->ll[i] - m) / s;
+}
+
+/* Step 5, flagging: the first rule that fires (fast, sustained, persistent,
+ * day-long), or DP_FAILSLOW_RULE_NONE. */
+static dp_failslow_rule_t rule_fired(const dp_failslow_conf_t *c,
+                                     const dp_failslow_verdict_t *v) {
+  if (!isnan(v->slowdown) && v->slowdown >= c->flag_ratio)
+    return DP_FAILSLOW_RULE_FAST;
+  /* the other rules also want the drive slow now: a recovered drive's
+   * long figures lag by hours */
+  int now = !isnan(v->slowdown) && v->slowdown >= c->long_ratio;
+  if (!now)
+    return DP_FAILSLOW_RULE_NONE;
+  if (!isnan(v->z_long) && v->z_long >= c->long_z &&
+      v->slowdown_long >= c->long_ratio)
+    return DP_FAILSLOW_RULE_SUSTAINED;
+  if (v->slowdown_persist >= c->persist_ratio)
+    return DP_FAILSLOW_RULE_PERSISTENT;
+  if (v->slowdown_day >= c->day_ratio)
+    return DP_FAILSLOW_RULE_DAY;
+  return DP_FAILSLOW_RULE_NONE;
+}
+
+/* Step 5, clearing: every rule's figure well below its threshold (the
+ * 2-hour score under clear_ratio, the long z under half of long_z or the
+ * long score under long_ratio, the block medians under half their excess);
+ * a missing figure counts as below. */
+static int all_low(const dp_failslow_conf_t *c,
+                   const dp_failslow_verdict_t *v) {
+  return (isnan(v->slowdown) || v->slowdown < c->clear_ratio) &&
+         (isnan(v->z_long) || v->z_long < c->long_z / 2 ||
+          v->slowdown_long < c->long_ratio) &&
+         !(v->slowdown_persist >= half_way(c->persist_ratio)) &&
+         !(v->slowdown_day >= half_way(c->day_ratio));
+}
+
+/* Step 5: the decision with hysteresis. Flagged by the first rule that
+ * fires; a flagged device clears after clear_windows windows in a row with
+ * all_low (a window with no score at all holds the count). */
+static void decide(const dp_failslow_conf_t *c, fs_dev_t *v) {
+  int was = v->v.flagged;
+  dp_failslow_rule_t rule = rule_fired(c, &v->v);
+  if (rule != DP_FAILSLOW_RULE_NONE) {
+    if (!was) {
+      v->v.flagged = 1;
+      v->v.rule = rule;
     }
+    v->below = 0;
+  } else if (was) {
+    int known = !isnan(v->v.slowdown) || !isnan(v->v.z_long);
+    if (known)
+      v->below = all_low(c, &v->v) ? v->below + 1 : 0;
+    if (v->below >= c->clear_windows) {
+      v->v.flagged = 0;
+      v->v.rule = DP_FAILSLOW_RULE_NONE;
+      v->below = 0;
+    }
+  }
+  v->v.changed = v->v.flagged != was;
+}
+
+/* Closes the window: summaries (1), per device its peers' model and its
+ * slowdown (2-3) and scores (4), the long scores against the peers' (4b),
+ * decisions (5). */
+static void judge_window(dp_failslow_t *d) {
+  unsigned hslot = d->hpos, sslot = d->spos;
+  summarize_window(d, hslot);
+  for (size_t i = 0; i < d->n; i++) {
+    fs_dev_t *v = &d->dev[i];
+    unsigned peers = window_peers(d, i);
+    double r = window_slowdown(d, i, peers);
     v->sr[sslot] = r;
     v->v.window_slowdown = r;
     v->v.peers = peers;
-
-    /* 4. the scores: medians of the newest score_windows and long_windows
-     * slowdowns (ring order: sslot is the newest) */
-    size_t k = 0, kl = 0;
-    for (unsigned age = 0; age < d->sring; age++) {
-      double x = v->sr[(sslot + d->sring - age) % d->sring];
-      if (isnan(x))
-        continue;
-      if (age < c->score_windows)
-        d->tmp[k++] = x;
-      if (age < c->long_windows)
-        d->tmp2[kl++] = log(x);
-    }
-    v->v.windows = (unsigned)k;
-    v->v.slowdown = k >= c->min_score_windows ? median(d->tmp, k) : NAN;
-    d->ll[i] = kl >= (c->long_windows + 1) / 2 ? median(d->tmp2, kl) : NAN;
-    v->v.slowdown_long = isnan(d->ll[i]) ? NAN : exp(d->ll[i]);
-
-    v->v.slowdown_persist = least_block(d, v, sslot, c->long_windows);
-    v->v.slowdown_day = least_block(d, v, sslot, c->day_windows);
+    score_device(d, i, sslot);
   }
-
-  /* 4b. the long score against the peers' long scores */
-  for (size_t i = 0; i < n; i++) {
-    fs_dev_t *v = &d->dev[i];
-    v->v.z_long = NAN;
-    if (isnan(d->ll[i]))
-      continue;
-    size_t k = 0;
-    for (size_t j = 0; j < n; j++)
-      if (j != i && !isnan(d->ll[j]))
-        d->tmp[k++] = d->ll[j];
-    if (k < c->min_peers)
-      continue;
-    double m = median(d->tmp, k);
-    for (size_t j = 0; j < k; j++)
-      d->tmp[j] = fabs(d->tmp[j] - m);
-    double s = 1.4826 * median(d->tmp, k);
-    if (s < c->long_floor)
-      s = c->long_floor;
-    v->v.z_long = (d->ll[i] - m) / s;
-  }
-
-  /* 5. decisions */
-  for (size_t i = 0; i < n; i++) {
-    fs_dev_t *v = &d->dev[i];
-    int fast = !isnan(v->v.slowdown) && v->v.slowdown >= c->flag_ratio;
-    /* sustained: the long score stands out, and the drive is still slow
-     * now (a recovered drive's long median lags by hours) */
-    int slow = !isnan(v->v.z_long) && v->v.z_long >= c->long_z &&
-               v->v.slowdown_long >= c->long_ratio && !isnan(v->v.slowdown) &&
-               v->v.slowdown >= c->long_ratio;
-    /* persistent: slow in every block of the long horizon, and now */
-    int now = !isnan(v->v.slowdown) && v->v.slowdown >= c->long_ratio;
-    int persist = v->v.slowdown_persist >= c->persist_ratio && now;
-    /* day-long: a smaller slowdown in every block of the day horizon */
-    int day = v->v.slowdown_day >= c->day_ratio && now;
-    int was = v->v.flagged;
-    if (fast || slow || persist || day) {
-      if (!was) {
-        v->v.flagged = 1;
-        v->v.rule = fast      ? DP_FAILSLOW_RULE_FAST
-                    : slow    ? DP_FAILSLOW_RULE_SUSTAINED
-                    : persist ? DP_FAILSLOW_RULE_PERSISTENT
-                              : DP_FAILSLOW_RULE_DAY;
-      }
-      v->below = 0;
-    } else if (was) {
-      int low = (isnan(v->v.slowdown) || v->v.slowdown < c->clear_ratio) &&
-                (isnan(v->v.z_long) || v->v.z_long < c->long_z / 2 ||
-                 v->v.slowdown_long < c->long_ratio) &&
-                !(v->v.slowdown_persist >= half_way(c->persist_ratio)) &&
-                !(v->v.slowdown_day >= half_way(c->day_ratio));
-      int known = !isnan(v->v.slowdown) || !isnan(v->v.z_long);
-      v->below = known && low ? v->below + 1 : (known ? 0 : v->below);
-      if (v->below >= c->clear_windows) {
-        v->v.flagged = 0;
-        v->v.rule = DP_FAILSLOW_RULE_NONE;
-        v->below = 0;
-      }
-    }
-    v->v.changed = v->v.flagged != was;
-  }
-  d->hpos = (hslot + 1) % c->model_windows;
+  for (size_t i = 0; i < d->n; i++)
+    d->dev[i].v.z_long = long_z(d, i);
+  for (size_t i = 0; i < d->n; i++)
+    decide(&d->c, &d->dev[i]);
+  d->hpos = (hslot + 1) % d->c.model_windows;
   d->spos = (sslot + 1) % d->sring;
 }
 

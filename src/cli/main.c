@@ -7,8 +7,9 @@
  *                                      probe per round (cmd_watch.c)
  *   diskprobe replay [options] FILE... recorded rounds through the health
  *                                      rules (cmd_replay.c)
- *   diskprobe failslow [options] HOSTDIR... recorded drive series through
- *                                      the fail-slow detector (cmd_failslow.c)
+ *   diskprobe failslow [options] --collectd-csv DIR | --devview-json FILE
+ *                                      the recorded device view through the
+ *                                      fail-slow detector (cmd_failslow.c)
  *   diskprobe options --markdown       (hidden) the configuration reference
  *                                      that README.md holds, from the table
  *   diskprobe metrics --types-db ...   (hidden) types.db, README's metric
@@ -34,7 +35,8 @@ void dp_cli_usage(FILE *f) {
              "[--format text|json] DEVICE...\n"
              "       diskprobe replay [--format text|json] [--media CLASS] "
              "FILE...\n"
-             "       diskprobe failslow [--format text|json] HOSTDIR...\n"
+             "       diskprobe failslow [--format text|json] "
+             "(--collectd-csv DIR | --devview-json FILE)...\n"
              "       diskprobe --version\n"
              "\n"
              "TARGET is a block device (opened read-only) or a probe-file "

@@ -43,9 +43,9 @@ declare -A needs=(
   [fuzz_units]="units.c"
   [fuzz_conf]="conf.c options.c units.c $core"
   [fuzz_health_state]="health.c health_state.c blockdev.c conf.c options.c units.c $core"
-  [fuzz_failslow_csv]="cli/cmd_failslow.c cli/common.c failslow.c conf.c options.c units.c $core"
+  [fuzz_failslow_input]="cli/cmd_failslow.c cli/failslow_input.c cli/common.c failslow.c conf.c options.c units.c $core"
 )
-for t in fuzz_diskstats fuzz_units fuzz_conf fuzz_health_state fuzz_failslow_csv; do
+for t in fuzz_diskstats fuzz_units fuzz_conf fuzz_health_state fuzz_failslow_input; do
   files=("$here/$t.c")
   for f in ${needs[$t]}; do files+=("$src/$f"); done
   "$cc" "${flags[@]}" "${files[@]}" -o "$out/$t" -laio -lm -lpthread ||

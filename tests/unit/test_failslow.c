@@ -401,6 +401,40 @@ static void test_recovery_clears(void **state) {
   dp_failslow_free(d);
 }
 
+/* While no score is known (every drive silent for hours: no summaries, so
+ * the 2-hour score runs out of windows) a flag is held, neither cleared
+ * nor counted towards clearing; once samples return it clears as usual,
+ * after an hour for a score and 30 minutes below. */
+static void test_flag_held_without_score(void **state) {
+  (void)state;
+  dp_failslow_conf_t c;
+  dp_failslow_conf_init(&c);
+  dp_failslow_t *d;
+  assert_int_equal(dp_failslow_new(&d, &c, 5), 0);
+  dp_failslow_verdict_t v[5];
+  int flagged_at = -1, cleared_at = -1, unknown_windows = 0;
+  const int silent_from = 3 * HOUR, back_at = 7 * HOUR;
+  for (int t = 0; t < 10 * HOUR; t++) {
+    if (t < silent_from || t >= back_at)
+      for (size_t i = 0; i < 5; i++)
+        dp_failslow_feed(d, i, 2e7, (i == 0 && t < silent_from) ? 5e-3 : 1e-3);
+    if (dp_failslow_step(d, t, v) && t >= silent_from && t < back_at &&
+        isnan(v[0].slowdown) && isnan(v[0].z_long)) {
+      unknown_windows++;
+      assert_true(v[0].flagged);
+    }
+    if (v[0].changed && v[0].flagged)
+      flagged_at = t;
+    if (v[0].changed && !v[0].flagged)
+      cleared_at = t;
+  }
+  assert_true(flagged_at > 0 && flagged_at < HOUR + 20);
+  /* more windows without a score than clearing takes */
+  assert_true(unknown_windows > (int)c.clear_windows);
+  assert_true(cleared_at > back_at + HOUR && cleared_at < back_at + 2 * HOUR);
+  dp_failslow_free(d);
+}
+
 static void test_conf(void **state) {
   (void)state;
   dp_failslow_conf_t c;
@@ -469,6 +503,7 @@ int main(void) {
       cmocka_unit_test(test_day_long_small_slowdown),
       cmocka_unit_test(test_persistent_hysteresis),
       cmocka_unit_test(test_recovery_clears),
+      cmocka_unit_test(test_flag_held_without_score),
       cmocka_unit_test(test_conf),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,14 +1,19 @@
 """fsrun.py - what the fail-slow study scripts share: their common
 arguments and the refusal of the held-out cluster, running `diskprobe
-failslow` over one host directory, the labelled drives of a kratos-failslow
-style data directory, and the hours of samples before a flag. Standard
-library only."""
+failslow` over one host directory of the research layout (converted by
+perseus_to_csv.py first: the tool reads the device view, not this layout),
+the labelled drives of a kratos-failslow style data directory, and the
+hours of samples before a flag. Standard library only."""
 import argparse
 import bisect
 import csv
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+
+import perseus_to_csv
 
 
 def parser(doc, clusters):
@@ -37,11 +42,24 @@ def tuning_clusters(arg, prog):
 
 
 def failslow(diskprobe, args, hostdir):
-    """stdout of `diskprobe failslow ARGS HOSTDIR`; RuntimeError naming the
-    host and the reason when it exits non-zero."""
-    p = subprocess.run([diskprobe, "failslow"] + args + [hostdir],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
+    """stdout of `diskprobe failslow ARGS --collectd-csv CONVERTED`, the host
+    directory converted by perseus_to_csv into a scratch directory (in
+    /dev/shm where there is one); RuntimeError naming the host and the
+    reason when the conversion is refused or the tool exits non-zero."""
+    scratch = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    tmp = tempfile.mkdtemp(prefix="fsrun-", dir=scratch)
+    try:
+        try:
+            conv = perseus_to_csv.convert(hostdir, tmp)
+        except perseus_to_csv.Bad as e:
+            raise RuntimeError("%s: exit 2: perseus_to_csv: %s" %
+                               (hostdir, e))
+        p = subprocess.run([diskprobe, "failslow"] + args +
+                           ["--collectd-csv", conv],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     if p.returncode != 0:
         raise RuntimeError("%s: exit %d: %s" % (hostdir, p.returncode,
                                                  p.stderr.strip()))

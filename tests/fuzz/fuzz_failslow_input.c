@@ -1,13 +1,18 @@
 /*
- * fuzz_failslow_csv.c - libFuzzer target for `diskprobe failslow`: the
- * Perseus CSV reader in src/cli/cmd_failslow.c and, behind it, the
- * fail-slow detector (src/failslow.c) fed whatever the reader accepted
- * (NaN, infinities, negative and huge throughputs and latencies, duplicate
- * and out-of-order timestamps, gaps, hundreds of drives).
+ * fuzz_failslow_input.c - libFuzzer target for `diskprobe failslow`: its
+ * readers of the device view (src/cli/failslow_input.c: collectd csv
+ * series files and JSON lines) and, behind them, the fail-slow detector
+ * (src/failslow.c) fed whatever a reader accepted (NaN, infinities,
+ * negative and huge throughputs and latencies, duplicate and out-of-order
+ * timestamps, gaps, many drives).
  *
- * The input is written as the one day file of a host directory (in
- * $TMPDIR, else /tmp) and run through dp_cmd_failslow with --format json
- * and short windows (so that a few dozen rows reach the model and the
+ * The first byte chooses the reader. Odd: the rest is a JSON lines file
+ * run with --devview-json. Even: the rest, cut at NUL bytes into up to 18
+ * parts, is a collectd csv host directory (in $TMPDIR, else /tmp): part k
+ * the day file of series k / 3 (dp_fsinput_series: bytes read, bytes
+ * written, reads/s, writes/s, read await, write await) of disk
+ * sd(a + k % 3), run with --collectd-csv. Both with --format json and
+ * short windows (so that a few dozen samples reach the model and the
  * scores), stdout captured in a file. Checked:
  *   - the exit status is 0 (read, nothing on stderr) or 2 (refused, with
  *     exactly one line on stderr);
@@ -20,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "cli/cli.h"
+#include "cli/failslow_input.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -37,15 +43,26 @@
       __builtin_trap();                                                        \
   } while (0)
 
-static char dir[256], host[300], day[340], out_a[300], out_b[300], err[300];
+#define NPARTS (3 * DP_FSINPUT_NFIELDS)
+
+static char dir[256], host[300], jsonl[300], out_a[300], out_b[300], err[300];
+static char disks[3][340], parts[NPARTS][420];
 static int report_fd = -1; /* the real stderr, for sanitizer reports */
 
+static void remove_input(void) {
+  for (int k = 0; k < NPARTS; k++)
+    unlink(parts[k]);
+  for (int i = 0; i < 3; i++)
+    rmdir(disks[i]);
+  rmdir(host);
+  unlink(jsonl);
+}
+
 static void cleanup(void) {
-  unlink(day);
+  remove_input();
   unlink(out_a);
   unlink(out_b);
   unlink(err);
-  rmdir(host);
   rmdir(dir);
 }
 
@@ -54,8 +71,13 @@ static void setup(void) {
   snprintf(dir, sizeof(dir), "%s/fz-failslow.XXXXXX", t && *t ? t : "/tmp");
   CHECK(mkdtemp(dir) != NULL);
   snprintf(host, sizeof(host), "%s/h", dir);
-  CHECK(mkdir(host, 0700) == 0);
-  snprintf(day, sizeof(day), "%s/2024-01-01.csv", host);
+  snprintf(jsonl, sizeof(jsonl), "%s/h.jsonl", dir);
+  for (int i = 0; i < 3; i++)
+    snprintf(disks[i], sizeof(disks[i]), "%s/diskprobe-dev-sd%c", host,
+             'a' + i);
+  for (int k = 0; k < NPARTS; k++)
+    snprintf(parts[k], sizeof(parts[k]), "%s/%s-2024-01-01", disks[k % 3],
+             dp_fsinput_series[k / 3]);
   snprintf(out_a, sizeof(out_a), "%s/a.out", dir);
   snprintf(out_b, sizeof(out_b), "%s/b.out", dir);
   snprintf(err, sizeof(err), "%s/err", dir);
@@ -68,15 +90,24 @@ static void setup(void) {
 }
 
 /* Runs the command with stdout to `out` and stderr to err; its status. */
-static int run(const char *out) {
-  char *argv[] = {"failslow", "--format",
-                  "json",     "--window-steps",
-                  "4",        "--model-windows",
-                  "4",        "--score-windows",
-                  "3",        "--min-score-windows",
-                  "2",        "--clear-windows",
-                  "2",        "--long-windows",
-                  "6",        host,
+static int run(const char *out, int json) {
+  char *argv[] = {"failslow",
+                  "--format",
+                  "json",
+                  "--window-steps",
+                  "4",
+                  "--model-windows",
+                  "4",
+                  "--score-windows",
+                  "3",
+                  "--min-score-windows",
+                  "2",
+                  "--clear-windows",
+                  "2",
+                  "--long-windows",
+                  "6",
+                  json ? "--devview-json" : "--collectd-csv",
+                  json ? jsonl : host,
                   NULL};
   int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
   fflush(stdout);
@@ -122,11 +153,9 @@ static char *slurp(const char *path, size_t *len) {
   return buf;
 }
 
-/* One JSON line as cmd_failslow prints it; the disk name is copied out. */
-static void check_line(const char *l, char *disk, size_t disklen) {
-  static const char head[] = "{\"host\": \"h\", \"disk\": \"";
-  CHECK(strncmp(l, head, sizeof(head) - 1) == 0);
-  const char *p = l + sizeof(head) - 1;
+/* A JSON string as dp_cli_json_str prints it, from p (after its opening
+ * quote) to its closing quote (returned), copied to buf. */
+static const char *check_string(const char *p, char *buf, size_t len) {
   size_t k = 0;
   while (*p && *p != '"') {
     if (*p == '\\') {
@@ -136,12 +165,25 @@ static void check_line(const char *l, char *disk, size_t disklen) {
     } else {
       CHECK((unsigned char)*p >= 0x20);
     }
-    if (k + 1 < disklen)
-      disk[k++] = *p;
+    if (k + 1 < len)
+      buf[k++] = *p;
     p++;
   }
-  disk[k] = '\0';
+  buf[k] = '\0';
   CHECK(*p == '"');
+  return p;
+}
+
+/* One JSON line as cmd_failslow prints it; "host/disk" is copied out. */
+static void check_line(const char *l, char *name, size_t len) {
+  static const char head[] = "{\"host\": \"";
+  CHECK(strncmp(l, head, sizeof(head) - 1) == 0);
+  char h[80], disk[80];
+  const char *p = check_string(l + sizeof(head) - 1, h, sizeof(h));
+  static const char dk[] = "\", \"disk\": \"";
+  CHECK(strncmp(p, dk, sizeof(dk) - 1) == 0);
+  p = check_string(p + sizeof(dk) - 1, disk, sizeof(disk));
+  snprintf(name, len, "%s/%s", h, disk);
   static const char ts[] = "\", \"first_flag_ts\": ";
   CHECK(strncmp(p, ts, sizeof(ts) - 1) == 0);
   p += sizeof(ts) - 1;
@@ -159,12 +201,30 @@ static void check_line(const char *l, char *disk, size_t disklen) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (dir[0] == '\0')
     setup();
-  FILE *f = fopen(day, "w");
-  CHECK(f != NULL);
-  CHECK(fwrite(data, 1, size, f) == size);
-  CHECK(fclose(f) == 0);
+  remove_input();
+  int json = size > 0 && (data[0] & 1);
+  if (json) {
+    FILE *f = fopen(jsonl, "w");
+    CHECK(f != NULL);
+    CHECK(fwrite(data + 1, 1, size - 1, f) == size - 1);
+    CHECK(fclose(f) == 0);
+  } else {
+    CHECK(mkdir(host, 0700) == 0);
+    for (int i = 0; i < 3; i++)
+      CHECK(mkdir(disks[i], 0700) == 0);
+    const uint8_t *p = data + (size > 0), *end = data + size;
+    for (int k = 0; k < NPARTS && p < end; k++) {
+      const uint8_t *z = memchr(p, '\0', (size_t)(end - p));
+      size_t n = z ? (size_t)(z - p) : (size_t)(end - p);
+      FILE *f = fopen(parts[k], "w");
+      CHECK(f != NULL);
+      CHECK(fwrite(p, 1, n, f) == n);
+      CHECK(fclose(f) == 0);
+      p += n + (z != NULL);
+    }
+  }
 
-  int rc = run(out_a);
+  int rc = run(out_a, json);
   CHECK(rc == 0 || rc == 2);
   size_t la, lb;
   char *a = slurp(out_a, &la);
@@ -179,13 +239,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   free(e);
 
   /* Line by line: the promised shape, each drive once. */
-  char seen[64][80];
+  char seen[64][170];
   size_t nseen = 0;
   for (char *l = a, *nl; *l; l = nl + 1) {
     nl = strchr(l, '\n');
     CHECK(nl != NULL); /* every line ends */
     *nl = '\0';
-    char disk[80];
+    char disk[170];
     check_line(l, disk, sizeof(disk));
     for (size_t i = 0; i < nseen && i < 64; i++)
       CHECK(strcmp(seen[i], disk) != 0);
@@ -195,7 +255,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     *nl = '\n';
   }
 
-  CHECK(run(out_b) == rc);
+  CHECK(run(out_b, json) == rc);
   char *b = slurp(out_b, &lb);
   CHECK(la == lb && memcmp(a, b, la) == 0);
   free(a);

@@ -1,0 +1,693 @@
+/* failslow_input.c - see failslow_input.h. */
+#define _GNU_SOURCE
+#include "failslow_input.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define DEV_DIR "diskprobe-dev-"
+
+const char *const dp_fsinput_series[DP_FSINPUT_NFIELDS] = {
+    "bytes_per_second-read",      "bytes_per_second-write",
+    "operations_per_second-read", "operations_per_second-write",
+    "latency-read_await",         "latency-write_await"};
+const char *const dp_fsinput_keys[DP_FSINPUT_NFIELDS] = {
+    "read_bytes_per_s", "write_bytes_per_s", "reads_per_s",
+    "writes_per_s",     "read_await_s",      "write_await_s"};
+
+static int fail(const char *where, const char *what) {
+  fprintf(stderr, "diskprobe failslow: %s: %s\n", where, what);
+  return 2;
+}
+
+void dp_fsinput_combine(const double f[DP_FSINPUT_NFIELDS], double *tp_bps,
+                        double *lat_s) {
+  *tp_bps = f[DP_FSINPUT_READ_BPS] + f[DP_FSINPUT_WRITE_BPS];
+  double ra = f[DP_FSINPUT_READ_AWAIT], wa = f[DP_FSINPUT_WRITE_AWAIT];
+  double ro = f[DP_FSINPUT_READS_PS], wo = f[DP_FSINPUT_WRITES_PS];
+  if (!isnan(ra) && !isnan(wa))
+    *lat_s = ro + wo > 0 ? (ro * ra + wo * wa) / (ro + wo) : NAN;
+  else
+    *lat_s = isnan(ra) ? wa : ra;
+}
+
+void dp_fsinput_host_free(dp_fsinput_host_t *h) {
+  free(h->disks);
+  free(h->s);
+  memset(h, 0, sizeof(*h));
+}
+
+/* Room for one more element in *arr (n used of *cap, elem bytes each;
+ * first: the capacity of the first allocation). 0 or -ENOMEM. */
+static int grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first) {
+  if (n < *cap)
+    return 0;
+  size_t nc = *cap ? 2 * *cap : first;
+  void *p = realloc(*(void **)arr, nc * elem);
+  if (p == NULL)
+    return -ENOMEM;
+  *(void **)arr = p;
+  *cap = nc;
+  return 0;
+}
+
+/* Device i of h by name, added when new. 0, -E2BIG, -ENOMEM. */
+static int disk_index(dp_fsinput_host_t *h, const char *name, uint32_t *out) {
+  for (size_t i = h->ndisks; i-- > 0;)
+    if (strcmp(h->disks[i], name) == 0) {
+      *out = (uint32_t)i;
+      return 0;
+    }
+  if (h->ndisks >= DP_FAILSLOW_DEVICES_MAX)
+    return -E2BIG;
+  if (grow(&h->disks, &h->diskcap, h->ndisks, sizeof(*h->disks), 16) != 0)
+    return -ENOMEM;
+  snprintf(h->disks[h->ndisks], DP_FAILSLOW_NAME_MAX, "%s", name);
+  *out = (uint32_t)h->ndisks++;
+  return 0;
+}
+
+/* Appends disk's sample at t from the device-view figures f. */
+static int add_sample(dp_fsinput_host_t *h, uint32_t disk, double t,
+                      const double f[DP_FSINPUT_NFIELDS]) {
+  if (grow(&h->s, &h->cap, h->n, sizeof(*h->s), 65536) != 0)
+    return -ENOMEM;
+  dp_fsinput_sample_t *s = &h->s[h->n];
+  s->t_s = t;
+  s->disk = disk;
+  s->seq = (uint32_t)h->n;
+  dp_fsinput_combine(f, &s->throughput_bps, &s->latency_s);
+  h->n++;
+  return 0;
+}
+
+static int cmp_sample(const void *a, const void *b) {
+  const dp_fsinput_sample_t *x = a, *y = b;
+  if (x->t_s != y->t_s)
+    return x->t_s < y->t_s ? -1 : 1;
+  if (x->disk != y->disk)
+    return x->disk < y->disk ? -1 : 1;
+  return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+void dp_fsinput_sort(dp_fsinput_host_t *h) {
+  qsort(h->s, h->n, sizeof(*h->s), cmp_sample);
+}
+
+static int cmp_name(const void *a, const void *b) {
+  return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A whole disk by its kernel name, without sysfs: not a device-mapper or
+ * MD device and not a partition (sda1, vdb2, xvda1, nvme0n1p1, mmcblk0p2),
+ * as src/peers.c keeps them with sysfs. */
+static int whole_disk_name(const char *n) {
+  if (strncmp(n, "dm-", 3) == 0 || strncmp(n, "md", 2) == 0 || n[0] == '\0')
+    return 0;
+  size_t l = strlen(n);
+  int ends_digit = n[l - 1] >= '0' && n[l - 1] <= '9';
+  static const char *const lettered[] = {"sd", "hd", "vd", "xvd"};
+  for (size_t k = 0; k < sizeof(lettered) / sizeof(lettered[0]); k++) {
+    size_t pl = strlen(lettered[k]);
+    if (strncmp(n, lettered[k], pl) == 0 && n[pl] >= 'a' && n[pl] <= 'z')
+      return !ends_digit;
+  }
+  const char *p = strrchr(n, 'p');
+  if (p == NULL || p == n || p[1] == '\0' || p[-1] < '0' || p[-1] > '9')
+    return 1;
+  for (const char *q = p + 1; *q; q++)
+    if (*q < '0' || *q > '9')
+      return 1;
+  return 0;
+}
+
+/* The names under dir (sorted by strverscmp) that pass keep(dir, name).
+ * 0, or 2 (after one line unless quiet). */
+static int list_dir(const char *dir, int (*keep)(const char *, const char *),
+                    char ***out, size_t *n, int quiet) {
+  *out = NULL;
+  *n = 0;
+  DIR *dp = opendir(dir);
+  if (dp == NULL)
+    return quiet ? 2 : fail(dir, strerror(errno));
+  size_t cap = 0;
+  struct dirent *de;
+  int rc = 0;
+  while ((de = readdir(dp)) != NULL) {
+    if (de->d_name[0] == '.' || !keep(dir, de->d_name))
+      continue;
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 32;
+      void *p = realloc(*out, cap * sizeof(**out));
+      if (p == NULL) {
+        rc = fail(dir, "out of memory");
+        break;
+      }
+      *out = p;
+    }
+    if (((*out)[*n] = strdup(de->d_name)) == NULL) {
+      rc = fail(dir, "out of memory");
+      break;
+    }
+    (*n)++;
+  }
+  closedir(dp);
+  if (*n > 1)
+    qsort(*out, *n, sizeof(**out), cmp_name);
+  return rc;
+}
+
+static void free_list(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+static int is_subdir(const char *dir, const char *name) {
+  char p[4096];
+  struct stat st;
+  snprintf(p, sizeof(p), "%s/%s", dir, name);
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_dev_dir(const char *dir, const char *name) {
+  return strncmp(name, DEV_DIR, strlen(DEV_DIR)) == 0 &&
+         whole_disk_name(name + strlen(DEV_DIR)) && is_subdir(dir, name);
+}
+
+/* A host directory: one holding at least one diskprobe-dev-* directory. */
+static int is_host_dir(const char *dir, const char *name) {
+  char p[4096];
+  if (!is_subdir(dir, name))
+    return 0;
+  snprintf(p, sizeof(p), "%s/%s", dir, name);
+  char **d;
+  size_t n;
+  int rc = list_dir(p, is_dev_dir, &d, &n, 1); /* unlistable: no host */
+  free_list(d, n);
+  return rc == 0 && n > 0;
+}
+
+int dp_fsinput_collectd_hosts(const char *dir, char ***out, size_t *n) {
+  char **v;
+  size_t k;
+  *out = NULL;
+  *n = 0;
+  int rc = list_dir(dir, is_dev_dir, &v, &k, 0);
+  if (rc != 0)
+    return rc;
+  free_list(v, k);
+  int itself = k > 0; /* dir is a host */
+  v = NULL;
+  k = 0;
+  if (!itself && (rc = list_dir(dir, is_host_dir, &v, &k, 0)) != 0)
+    return rc;
+  if (!itself && k == 0) {
+    free(v);
+    return fail(dir, "no host directory with " DEV_DIR "* series under it");
+  }
+  size_t m = itself ? 1 : k;
+  char **paths = calloc(m, sizeof(*paths));
+  for (size_t i = 0; paths != NULL && i < m && rc == 0; i++)
+    if (asprintf(&paths[i], "%s%s%s", dir, itself ? "" : "/",
+                 itself ? "" : v[i]) < 0) {
+      paths[i] = NULL;
+      rc = 2;
+    }
+  free_list(v, k);
+  if (paths == NULL || rc != 0) {
+    free_list(paths, paths ? m : 0);
+    return fail(dir, "out of memory");
+  }
+  *out = paths;
+  *n = m;
+  return 0;
+}
+
+/* The field of a series file TYPE-TYPE_INSTANCE-YYYY-MM-DD, or -1. */
+static int series_field(const char *name) {
+  for (int f = 0; f < DP_FSINPUT_NFIELDS; f++) {
+    size_t l = strlen(dp_fsinput_series[f]);
+    if (strncmp(name, dp_fsinput_series[f], l) != 0 || name[l] != '-')
+      continue;
+    const char *d = name + l + 1;
+    if (strlen(d) != 10)
+      return -1;
+    for (int i = 0; i < 10; i++)
+      if (i == 4 || i == 7 ? d[i] != '-' : (d[i] < '0' || d[i] > '9'))
+        return -1;
+    return f;
+  }
+  return -1;
+}
+
+static int keep_series(const char *dir, const char *name) {
+  (void)dir;
+  return series_field(name) >= 0;
+}
+
+/* One series value at a time, gathered per disk before merging. */
+typedef struct {
+  double t, v;
+  uint32_t seq;
+  int field;
+} point_t;
+
+typedef struct {
+  point_t *p;
+  size_t n, cap;
+} points_t;
+
+static int cmp_point(const void *a, const void *b) {
+  const point_t *x = a, *y = b;
+  if (x->t != y->t)
+    return x->t < y->t ? -1 : 1;
+  return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+static void chomp(char *s) {
+  size_t l = strlen(s);
+  while (l > 0 && (s[l - 1] == '\n' || s[l - 1] == '\r'))
+    s[--l] = '\0';
+}
+
+/* Unix seconds up to the year 5138: beyond, llround would overflow. */
+static int parse_time(const char *s, double *t) {
+  char *end;
+  *t = strtod(s, &end);
+  return end != s && *end == '\0' && *t >= 0 && *t <= 1e11;
+}
+
+static double num_or_nan(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  return (end == s || *end != '\0') ? NAN : v;
+}
+
+/* Calls fn(line, lineno, arg) for every line of f (newline cut off) until
+ * it returns non-zero. fn's status, or 2 after one line when f cannot be
+ * read. */
+static int each_line(FILE *f, const char *path,
+                     int (*fn)(char *line, size_t lineno, void *arg),
+                     void *arg) {
+  char *line = NULL;
+  size_t cap = 0, lineno = 0;
+  int rc = 0;
+  while (rc == 0 && getline(&line, &cap, f) >= 0) {
+    chomp(line);
+    rc = fn(line, ++lineno, arg);
+  }
+  if (rc == 0 && ferror(f))
+    rc = fail(path, strerror(errno));
+  free(line);
+  return rc;
+}
+
+typedef struct {
+  const char *path;
+  int field;
+  points_t *pts;
+} series_t;
+
+/* One line of a series file into its points. 0 or 2. */
+static int series_line(char *line, size_t lineno, void *arg) {
+  series_t *sr = arg;
+  if (line[0] == '\0' || (lineno == 1 && (line[0] < '0' || line[0] > '9')))
+    return 0; /* a blank line; the header (epoch,value) */
+  char *comma = strchr(line, ',');
+  double t;
+  if (comma != NULL)
+    *comma = '\0';
+  if (comma == NULL || !parse_time(line, &t)) {
+    fprintf(stderr,
+            "diskprobe failslow: %s: line %zu: want epoch,value (Unix "
+            "seconds, 0 to 1e11), not '%s'\n",
+            sr->path, lineno, line);
+    return 2;
+  }
+  points_t *pts = sr->pts;
+  if (grow(&pts->p, &pts->cap, pts->n, sizeof(*pts->p), 65536) != 0)
+    return fail(sr->path, "out of memory");
+  pts->p[pts->n] =
+      (point_t){t, num_or_nan(comma + 1), (uint32_t)pts->n, sr->field};
+  pts->n++;
+  return 0;
+}
+
+/* Reads one series file ("epoch,value" lines after an optional header
+ * line) into pts. 0 or 2. */
+static int read_series(const char *path, int field, points_t *pts) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return fail(path, strerror(errno));
+  series_t sr = {path, field, pts};
+  int rc = each_line(f, path, series_line, &sr);
+  fclose(f);
+  return rc;
+}
+
+/* Merges one disk's points (any series, any order) into samples: one per
+ * distinct time, a series given twice at a time counting its last value. */
+static int merge_points(dp_fsinput_host_t *h, uint32_t disk, points_t *pts) {
+  qsort(pts->p, pts->n, sizeof(*pts->p), cmp_point);
+  for (size_t i = 0; i < pts->n;) {
+    double f[DP_FSINPUT_NFIELDS], t = pts->p[i].t;
+    for (int k = 0; k < DP_FSINPUT_NFIELDS; k++)
+      f[k] = NAN;
+    for (; i < pts->n && pts->p[i].t == t; i++)
+      f[pts->p[i].field] = pts->p[i].v;
+    if (add_sample(h, disk, t, f) != 0)
+      return -ENOMEM;
+  }
+  return 0;
+}
+
+static const char *base_name(const char *path, char *buf, size_t len) {
+  size_t l = strlen(path);
+  while (l > 1 && path[l - 1] == '/')
+    l--;
+  size_t s = l;
+  while (s > 0 && path[s - 1] != '/')
+    s--;
+  snprintf(buf, len, "%.*s", (int)(l - s), path + s);
+  return buf;
+}
+
+/* Reads one disk directory's series files into h. 0 or 2. */
+static int read_disk(dp_fsinput_host_t *h, const char *diskdir,
+                     const char *disk) {
+  char **files;
+  size_t nf;
+  int rc = list_dir(diskdir, keep_series, &files, &nf, 0);
+  points_t pts = {NULL, 0, 0};
+  for (size_t i = 0; i < nf && rc == 0; i++) {
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/%s", diskdir, files[i]);
+    rc = read_series(p, series_field(files[i]), &pts);
+  }
+  free_list(files, nf);
+  if (rc == 0 && pts.n > 0) {
+    uint32_t idx;
+    int e = disk_index(h, disk, &idx);
+    if (e == 0)
+      e = merge_points(h, idx, &pts);
+    if (e != 0)
+      rc = fail(diskdir,
+                e == -E2BIG ? "too many disks in one host" : "out of memory");
+  }
+  free(pts.p);
+  return rc;
+}
+
+int dp_fsinput_read_collectd(dp_fsinput_host_t *h, const char *hostdir) {
+  base_name(hostdir, h->name, sizeof(h->name));
+  char **devs;
+  size_t nd;
+  int rc = list_dir(hostdir, is_dev_dir, &devs, &nd, 0);
+  for (size_t i = 0; i < nd && rc == 0; i++) {
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/%s", hostdir, devs[i]);
+    rc = read_disk(h, p, devs[i] + strlen(DEV_DIR));
+  }
+  free_list(devs, nd);
+  if (rc == 0 && h->n == 0)
+    rc = fail(hostdir, "no samples (want " DEV_DIR
+                       "DISK/bytes_per_second-read-YYYY-MM-DD and the rest)");
+  return rc;
+}
+
+/* ---- JSON lines --------------------------------------------------------- */
+
+/* A flat JSON object's scanner: enough for one line per sample. */
+typedef struct {
+  const char *p;
+} scan_t;
+
+static void skip_ws(scan_t *s) {
+  while (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n')
+    s->p++;
+}
+
+/* A string into buf (escapes decoded, \u above 0x7f as '?'). 0 or -1. */
+static int scan_string(scan_t *s, char *buf, size_t len) {
+  size_t k = 0;
+  if (*s->p != '"')
+    return -1;
+  s->p++;
+  while (*s->p != '"') {
+    char c = *s->p++;
+    if (c == '\0')
+      return -1;
+    if (c == '\\') {
+      c = *s->p++;
+      switch (c) {
+      case 'n':
+        c = '\n';
+        break;
+      case 't':
+        c = '\t';
+        break;
+      case 'r':
+        c = '\r';
+        break;
+      case 'b':
+        c = '\b';
+        break;
+      case 'f':
+        c = '\f';
+        break;
+      case 'u': {
+        unsigned v = 0;
+        for (int i = 0; i < 4; i++, s->p++) {
+          char h = *s->p;
+          int d = h >= '0' && h <= '9'   ? h - '0'
+                  : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                  : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                         : -1;
+          if (d < 0)
+            return -1;
+          v = v * 16 + (unsigned)d;
+        }
+        c = v >= 0x01 && v < 0x80 ? (char)v : '?';
+        break;
+      }
+      case '"':
+      case '\\':
+      case '/':
+        break;
+      default:
+        return -1;
+      }
+    }
+    if (k + 1 < len)
+      buf[k++] = c;
+  }
+  s->p++;
+  if (len > 0)
+    buf[k] = '\0';
+  return 0;
+}
+
+/* Skips a value that is not read: an object or an array (to its matching
+ * bracket, strings within skipped whole), or a bare word. 0 or -1. */
+static int skip_value(scan_t *s) {
+  if (*s->p != '{' && *s->p != '[') {
+    while (*s->p && !strchr(",} \t", *s->p))
+      s->p++;
+    return 0;
+  }
+  int depth = 0;
+  do {
+    if (*s->p == '"') {
+      char none[1];
+      if (scan_string(s, none, 0) != 0)
+        return -1;
+      continue;
+    }
+    if (*s->p == '\0')
+      return -1;
+    depth += *s->p == '{' || *s->p == '[';
+    depth -= *s->p == '}' || *s->p == ']';
+    s->p++;
+  } while (depth > 0);
+  return 0;
+}
+
+/* One line's sample. Returns 1 with host, device, t and f filled, 0 for a
+ * line that is not a device-view sample (no device-view key), -1 for one
+ * that is no JSON object or has a bad time. */
+static int scan_line(const char *line, char *host, size_t hl, char *dev,
+                     size_t dl, double *t, double f[DP_FSINPUT_NFIELDS]) {
+  scan_t s = {line};
+  int any = 0, have_t = 0;
+  snprintf(host, hl, "localhost");
+  dev[0] = '\0';
+  for (int k = 0; k < DP_FSINPUT_NFIELDS; k++)
+    f[k] = NAN;
+  skip_ws(&s);
+  if (*s.p++ != '{')
+    return -1;
+  skip_ws(&s);
+  while (*s.p != '}') {
+    char key[64];
+    if (scan_string(&s, key, sizeof(key)) != 0)
+      return -1;
+    skip_ws(&s);
+    if (*s.p++ != ':')
+      return -1;
+    skip_ws(&s);
+    int field = -1;
+    /* its own keys, or the catalogue's names as watch prints them */
+    for (int k = 0; k < DP_FSINPUT_NFIELDS; k++)
+      if (strcmp(key, dp_fsinput_keys[k]) == 0 ||
+          strcmp(key, dp_fsinput_series[k]) == 0)
+        field = k;
+    if (*s.p == '"') {
+      char val[256];
+      if (scan_string(&s, val, sizeof(val)) != 0)
+        return -1;
+      if (strcmp(key, "host") == 0)
+        snprintf(host, hl, "%s", val);
+      else if (strcmp(key, "device") == 0 || strcmp(key, "device_view") == 0)
+        snprintf(dev, dl, "%s", val);
+    } else if (field >= 0 || strcmp(key, "time") == 0) {
+      char *end;
+      double v = NAN;
+      if (strncmp(s.p, "null", 4) == 0)
+        end = (char *)s.p + 4;
+      else if ((v = strtod(s.p, &end)), end == s.p)
+        return -1;
+      s.p = end;
+      if (field >= 0) {
+        f[field] = v;
+        any = 1;
+      } else {
+        *t = v;
+        have_t = !isnan(v) && v >= 0 && v <= 1e11;
+        if (!have_t)
+          return -1;
+      }
+    } else if (skip_value(&s) != 0)
+      return -1;
+    skip_ws(&s);
+    if (*s.p == ',') {
+      s.p++;
+      skip_ws(&s);
+    } else if (*s.p != '}')
+      return -1;
+  }
+  if (!any)
+    return 0;
+  return have_t && dev[0] != '\0' ? 1 : -1;
+}
+
+/* The host named name in *hosts, added when new. NULL: out of memory. */
+static dp_fsinput_host_t *host_of(dp_fsinput_host_t **hosts, size_t *n,
+                                  const char *name) {
+  for (size_t i = 0; i < *n; i++)
+    if (strcmp((*hosts)[i].name, name) == 0)
+      return &(*hosts)[i];
+  void *p = realloc(*hosts, (*n + 1) * sizeof(**hosts));
+  if (p == NULL)
+    return NULL;
+  *hosts = p;
+  dp_fsinput_host_t *h = &(*hosts)[(*n)++];
+  memset(h, 0, sizeof(*h));
+  snprintf(h->name, sizeof(h->name), "%s", name);
+  return h;
+}
+
+/* Renumbers h's disks in strverscmp order (sda, sdb, ..., sdaa; nvme2n1
+ * before nvme10n1), as the collectd reader lists them. */
+static int order_disks(dp_fsinput_host_t *h) {
+  char **names = malloc(h->ndisks * sizeof(*names) + 1);
+  uint32_t *map = malloc(h->ndisks * sizeof(*map) + 1);
+  char(*sorted)[DP_FAILSLOW_NAME_MAX] = malloc(h->ndisks * sizeof(*sorted) + 1);
+  if (names == NULL || map == NULL || sorted == NULL) {
+    free(names);
+    free(map);
+    free(sorted);
+    return -ENOMEM;
+  }
+  for (size_t i = 0; i < h->ndisks; i++)
+    names[i] = h->disks[i];
+  qsort(names, h->ndisks, sizeof(*names), cmp_name);
+  for (size_t i = 0; i < h->ndisks; i++) {
+    map[(size_t)(names[i] - h->disks[0]) / DP_FAILSLOW_NAME_MAX] = (uint32_t)i;
+    memcpy(sorted[i], names[i], DP_FAILSLOW_NAME_MAX);
+  }
+  memcpy(h->disks, sorted, h->ndisks * sizeof(*sorted));
+  for (size_t i = 0; i < h->n; i++)
+    h->s[i].disk = map[h->s[i].disk];
+  free(names);
+  free(map);
+  free(sorted);
+  return 0;
+}
+
+typedef struct {
+  const char *path;
+  dp_fsinput_host_t **hosts;
+  size_t *n;
+} jsonl_t;
+
+/* One JSON line into its host. 0 or 2. */
+static int json_line(char *line, size_t lineno, void *arg) {
+  jsonl_t *j = arg;
+  char host[256], dev[DP_FAILSLOW_NAME_MAX];
+  double t = NAN, fld[DP_FSINPUT_NFIELDS];
+  if (line[0] == '\0')
+    return 0;
+  int r = scan_line(line, host, sizeof(host), dev, sizeof(dev), &t, fld);
+  if (r < 0) {
+    fprintf(stderr,
+            "diskprobe failslow: %s: line %zu: not a device-view object "
+            "with \"time\" (Unix seconds, 0 to 1e11) and \"device\"\n",
+            j->path, lineno);
+    return 2;
+  }
+  if (r == 0 || !whole_disk_name(dev))
+    return 0;
+  dp_fsinput_host_t *h = host_of(j->hosts, j->n, host);
+  uint32_t idx;
+  int e = h == NULL ? -ENOMEM : disk_index(h, dev, &idx);
+  if (e == 0)
+    e = add_sample(h, idx, t, fld);
+  if (e == 0)
+    return 0;
+  fprintf(stderr, "diskprobe failslow: %s: line %zu: %s\n", j->path, lineno,
+          e == -E2BIG ? "too many disks in one host" : "out of memory");
+  return 2;
+}
+
+int dp_fsinput_read_json(const char *path, dp_fsinput_host_t **hosts,
+                         size_t *n) {
+  *hosts = NULL;
+  *n = 0;
+  int is_stdin = strcmp(path, "-") == 0;
+  FILE *f = is_stdin ? stdin : fopen(path, "r");
+  if (f == NULL)
+    return fail(path, strerror(errno));
+  jsonl_t j = {path, hosts, n};
+  int rc = each_line(f, path, json_line, &j);
+  if (!is_stdin)
+    fclose(f);
+  for (size_t i = 0; i < *n && rc == 0; i++)
+    if (order_disks(&(*hosts)[i]) != 0)
+      rc = fail(path, "out of memory");
+  if (rc == 0 && *n == 0)
+    rc = fail(path, "no device-view samples");
+  if (rc != 0) {
+    for (size_t i = 0; i < *n; i++)
+      dp_fsinput_host_free(&(*hosts)[i]);
+    free(*hosts);
+    *hosts = NULL;
+    *n = 0;
+  }
+  return rc;
+}
