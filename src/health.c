@@ -146,12 +146,17 @@ int dp_health_from_conf(dp_health_t **out, const dp_plugin_conf_t *pc,
     rc = dp_health_set_target(*out, i, tc[i].name, tc[i].nprobes, names, keys,
                               info.media, info.model,
                               (double)tc[i].ceiling_ns / 1e9);
+    (*out)->t[i].interval_ns = tc[i].interval_ns;
   }
   if (rc != 0) {
     dp_health_free(*out);
     *out = NULL;
   }
   return rc;
+}
+
+uint64_t dp_health_saved_interval_ns(const dp_health_t *h, size_t i) {
+  return i < h->n ? h->t[i].saved_interval_ns : 0;
 }
 
 dp_media_t dp_health_media(const dp_health_t *h, size_t i, const char **model) {

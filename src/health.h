@@ -237,4 +237,10 @@ void dp_health_describe(const dp_health_t *h, size_t i,
 int dp_health_save(const dp_health_t *h, const char *path);
 int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen);
 
+/* The ProbeInterval target i had when the loaded state file was saved (an
+ * "interval TARGET NS" line, written for targets set up by
+ * dp_health_from_conf), or 0 when the file did not say: a change means
+ * the RRD files made before keep their old step. */
+uint64_t dp_health_saved_interval_ns(const dp_health_t *h, size_t i);
+
 #endif /* DP_HEALTH_H */

@@ -32,6 +32,8 @@ typedef struct {
   dp_media_t media;
   char model[64];
   double ceiling_s;
+  uint64_t interval_ns;       /* ProbeInterval now (0: not known) */
+  uint64_t saved_interval_ns; /* as the state file had it (0: none) */
   /* rule state */
   double s_hist[HIST_N], u_hist[HIST_N]; /* newest at [0] */
   unsigned nhist;

@@ -4,6 +4,7 @@
  * as text,
  *
  *   diskprobe-health 1
+ *   interval TARGET NS       (its ProbeInterval, where known; optional)
  *   probe TARGET PROBE KEY N
  *   p50 v1 ... vN
  *   mean v1 ... vN
@@ -36,6 +37,9 @@ static void save_probes(const dp_health_t *h, FILE *f) {
     const target_t *t = &h->t[i];
     if (!t->set)
       continue;
+    if (t->interval_ns > 0)
+      fprintf(f, "interval %s %llu\n", t->name,
+              (unsigned long long)t->interval_ns);
     for (size_t k = 0; k < t->nprobes; k++) {
       const probe_t *p = &t->probes[k];
       fprintf(f, "probe %s %s %s %u\n", t->name, p->name, p->key,
@@ -223,6 +227,21 @@ static int load_probe(loader_t *L) {
   return 0;
 }
 
+/* An "interval TARGET NS" line: kept for a target that exists now (it
+ * changes no baseline, so it needs no pending copy). */
+static int load_interval(loader_t *L) {
+  char tname[NAME_MAX_];
+  unsigned long long ns;
+  char extra;
+  if (sscanf(L->line, "interval %63s %llu %c", tname, &ns, &extra) != 2 ||
+      ns == 0)
+    return load_bad(L, "line %u: expected \"interval TARGET NS\"", L->lineno);
+  target_t *t = find_target(L->h, tname);
+  if (t != NULL)
+    t->saved_interval_ns = (uint64_t)ns;
+  return 0;
+}
+
 /* The probes up to the "end" line. */
 static int load_body(loader_t *L) {
   while (fgets(L->line, (int)L->cap, L->f) != NULL) {
@@ -231,7 +250,8 @@ static int load_body(loader_t *L) {
       return load_bad(L, "line %u: too long", L->lineno);
     if (strcmp(L->line, "end\n") == 0)
       return 0;
-    int rc = load_probe(L);
+    int rc = strncmp(L->line, "interval ", 9) == 0 ? load_interval(L)
+                                                   : load_probe(L);
     if (rc != 0)
       return rc;
   }
@@ -265,6 +285,9 @@ int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen) {
     rc = load_body(&L);
   if (rc == 0)
     load_apply(&L);
+  else /* a corrupt file says nothing: not even its intervals */
+    for (size_t i = 0; i < h->n; i++)
+      h->t[i].saved_interval_ns = 0;
   load_free(&L);
   fclose(f);
   return rc;

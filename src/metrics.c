@@ -124,8 +124,8 @@ static const dp_metric_t metrics[DP_METRIC_COUNT] = {
     TARGET(STALL_DURATION, DURATION, "stalled", "seconds",
            "how long the current stall has lasted"),
     TARGET(INTERVAL, DURATION, "interval", "seconds",
-           "the probe interval in force (ProbeInterval, or longer when "
-           "stretched by DutyCycle)"),
+           "the probe interval: ProbeInterval, as set (DutyCycle shortens "
+           "the probes instead)"),
     TARGET(SATURATED, SATURATED, "saturated", "0/1",
            "1 while the target's disk was busier than `SaturationThreshold` "
            "(90 %) in the last interval with I/O that is mostly not "

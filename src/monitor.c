@@ -587,6 +587,68 @@ static int health_init(dp_monitor_t *m) {
   return 0;
 }
 
+/* What each target's configuration costs its disk, said once at start:
+ * the probes' Durations against DutyCycle's budget per ProbeInterval, and
+ * how much of each Duration runs when they do not fit (a NOTICE, so a
+ * terminal shows it too). */
+static void budget_log(dp_monitor_t *m) {
+  for (size_t i = 0; i < m->ntargets; i++) {
+    const dp_target_conf_t *tc = &m->targets[i];
+    dp_sched_target_state_t st;
+    dp_sched_target_state(m->sched, i, &st);
+    double ivl = (double)tc->interval_ns / 1e9,
+           asked = (double)st.asked_ns / 1e9,
+           allowed = (double)st.allowed_ns / 1e9;
+    if (st.scale >= 1) {
+      LOG_PLAIN(m, LOG_INFO,
+                "target \"%s\": a round asks %.3g s of disk %s's time "
+                "every %.3g s (%.2g %%), within DutyCycle %g %% (%.3g s a "
+                "round%s).",
+                tc->name, asked, st.disk, ivl, 100 * asked / ivl,
+                m->pc.duty_cycle_percent, allowed,
+                st.sharing > 1 ? ", shared with the disk's other targets" : "");
+      continue;
+    }
+    char probes[512];
+    size_t used = 0;
+    probes[0] = '\0';
+    for (size_t k = 0; k < tc->nprobes && used < sizeof(probes); k++)
+      used += (size_t)snprintf(
+          probes + used, sizeof(probes) - used, "%s%s %.3g s", k ? ", " : "",
+          tc->probes[k].name,
+          (double)dp_sched_scaled_ns(tc->probes[k].duration_ns, st.scale) /
+              1e9);
+    LOG_PLAIN(m, LOG_NOTICE,
+              "target \"%s\": its probes ask %.3g s of disk %s's time every "
+              "%.3g s; DutyCycle %g %% allows %.3g s a round%s, so each runs "
+              "for %.0f %% of its Duration (%s). ProbeInterval stays %.3g s; "
+              "raise DutyCycle or ProbeInterval for longer probes.",
+              tc->name, asked, st.disk, ivl, m->pc.duty_cycle_percent, allowed,
+              st.sharing > 1 ? " (shared with the disk's other targets)" : "",
+              st.scale * 100, probes, ivl);
+  }
+}
+
+/* After the state file: a target whose ProbeInterval changed since it was
+ * saved has RRD files with the old step (collectd's rrdtool plugin keeps a
+ * file's step for good). */
+static void interval_change_log(dp_monitor_t *m) {
+  for (size_t i = 0; i < m->ntargets; i++) {
+    uint64_t was = dp_health_saved_interval_ns(m->health, i),
+             now = m->targets[i].interval_ns;
+    if (was == 0 || was == now)
+      continue;
+    LOG_PLAIN(m, LOG_NOTICE,
+              "target \"%s\": ProbeInterval is %.3g s now, %.3g s when the "
+              "state file was saved: RRD files made before keep their %.3g s "
+              "step (each point then holds a mix of rounds); move the "
+              "target's RRD directory (diskprobe-%s) away to have them made "
+              "anew.",
+              m->targets[i].name, (double)now / 1e9, (double)was / 1e9,
+              (double)was / 1e9, m->targets[i].name);
+  }
+}
+
 static int devview_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   int rc = dp_devview_new(
       &m->devview, c->diskstats_path ? c->diskstats_path : "/proc/diskstats",
@@ -670,8 +732,10 @@ int dp_monitor_new(dp_monitor_t **out, const dp_monitor_conf_t *c,
     dp_monitor_free(m);
     return rc;
   }
+  budget_log(m);
   state_path_init(m, c);
   state_load(m);
+  interval_change_log(m);
   *out = m;
   return 0;
 }

@@ -63,9 +63,10 @@ static const dp_option_t table[] = {
      .rule = " (percent of wall time)",
      .unit = "%",
      .help = "share of wall time the probes may keep one disk busy. Each "
-             "target on a disk gets an equal share; a round that took longer "
-             "than its share stretches that target's interval (logged once, "
-             "and reported as `duration-interval`)",
+             "target on a disk gets an equal share; probes that do not fit "
+             "run shorter (said at start, and once more if a slow disk "
+             "shortens them further), never less often: ProbeInterval stays "
+             "as set",
      AT(dp_plugin_conf_t, duty_cycle_percent)},
     {.key = "Splay",
      .flag = "splay",

@@ -34,7 +34,9 @@ typedef struct {
   dp_engine_t *engine; /* non-NULL exactly while the target is open */
   dev_t home_dev;      /* st_dev of the first successful open of a Path */
   uint64_t next_due_ns, interval_ns, rounds;
-  int stretched_sent;
+  double scale;           /* of each probe's Duration: DutyCycle's budget */
+  uint64_t asked_ns;      /* the probes' Durations added up */
+  int shrunk_sent;        /* SHRUNK said once */
   unsigned open_failures; /* consecutive */
   int failed;             /* the last round ended in a failure */
   int timeout_short;      /* a brief stall was seen (TIMEOUT_SHORT sent) */
@@ -93,14 +95,37 @@ static uint64_t now_ns(const dp_sched_t *s) {
   return s->c.now_ns ? s->c.now_ns(s->c.clock_arg) : dp_now_ns();
 }
 
-uint64_t dp_sched_pace_ns(uint64_t configured_ns, uint64_t busy_ns,
-                          double duty_percent, unsigned sharing) {
+static unsigned sharing_of(const dp_sched_t *s, const target_t *t) {
+  const worker_t *w = &s->workers[t->worker];
+  return (unsigned)(w->ntargets ? w->ntargets : 1);
+}
+
+uint64_t dp_sched_allowed_ns(uint64_t interval_ns, double duty_percent,
+                             unsigned sharing) {
   if (duty_percent <= 0 || sharing == 0)
-    return configured_ns;
-  double need = (double)busy_ns * (double)sharing * 100.0 / duty_percent;
-  if (need > DP_SCHED_PACE_MAX_S * 1e9) /* a hung round: not years */
-    need = DP_SCHED_PACE_MAX_S * 1e9;
-  return need > (double)configured_ns ? (uint64_t)need : configured_ns;
+    return interval_ns;
+  return (uint64_t)((double)interval_ns * duty_percent / 100.0 /
+                    (double)sharing);
+}
+
+double dp_sched_scale(uint64_t interval_ns, uint64_t asked_ns,
+                      uint64_t overhead_ns, double duty_percent,
+                      unsigned sharing) {
+  uint64_t allowed = dp_sched_allowed_ns(interval_ns, duty_percent, sharing);
+  if (asked_ns == 0 || asked_ns + overhead_ns <= allowed)
+    return 1.0;
+  if (overhead_ns >= allowed)
+    return 0.0; /* every probe at its floor */
+  return (double)(allowed - overhead_ns) / (double)asked_ns;
+}
+
+uint64_t dp_sched_scaled_ns(uint64_t duration_ns, double scale) {
+  if (duration_ns == 0 || scale >= 1.0)
+    return duration_ns;
+  double d = (double)duration_ns * scale;
+  if (d < (double)DP_SCHED_PROBE_MIN_NS)
+    d = (double)DP_SCHED_PROBE_MIN_NS;
+  return d < (double)duration_ns ? (uint64_t)d : duration_ns;
 }
 
 uint64_t dp_sched_splay_ns(uint64_t now, uint64_t interval_ns, uint64_t *rng) {
@@ -298,6 +323,14 @@ int dp_sched_new(dp_sched_t **out, const dp_sched_conf_t *c,
     dev_t d = target_disk(s, &t->conf, name, sizeof(name));
     worker_add(s, worker_for(s, d, name), i);
   }
+  /* DutyCycle's budget, once the disks' targets are known */
+  for (size_t i = 0; i < n; i++) {
+    target_t *t = &s->targets[i];
+    for (size_t k = 0; k < t->conf.nprobes; k++)
+      t->asked_ns += t->conf.probes[k].duration_ns;
+    t->scale = dp_sched_scale(t->conf.interval_ns, t->asked_ns, 0,
+                              s->c.duty_cycle_percent, sharing_of(s, t));
+  }
   *out = s;
   return 0;
 nomem:
@@ -473,29 +506,37 @@ static void enqueue(dp_sched_t *s, target_t *t, dp_sched_sample_t *round,
     pthread_cond_broadcast(&s->qcond);
 }
 
-/* After a round: the interval that keeps the disk within DutyCycle. */
-static void pace(dp_sched_t *s, target_t *t, uint64_t busy_ns) {
-  const worker_t *w = &s->workers[t->worker];
-  uint64_t ivl =
-      dp_sched_pace_ns(t->conf.interval_ns, busy_ns, s->c.duty_cycle_percent,
-                       (unsigned)(w->ntargets ? w->ntargets : 1));
-  if (ivl > t->conf.interval_ns && !t->stretched_sent) {
-    t->stretched_sent = 1;
-    dp_sched_event_t ev = event_of(s, DP_SCHED_STRETCHED, t);
+/* After a round: the share of each probe's Duration the next round runs,
+ * so that the disk stays within DutyCycle at the ProbeInterval the user
+ * set. ran_ns: the (scaled) Durations of the probes that ran; the rest of
+ * busy_ns is warm-up, drain and the slow I/O the budget must also hold. */
+static void pace(dp_sched_t *s, target_t *t, uint64_t busy_ns,
+                 uint64_t ran_ns) {
+  uint64_t overhead = busy_ns > ran_ns ? busy_ns - ran_ns : 0;
+  double was = t->scale;
+  unsigned sharing = sharing_of(s, t);
+  double scale = dp_sched_scale(t->conf.interval_ns, t->asked_ns, overhead,
+                                s->c.duty_cycle_percent, sharing);
+  pthread_mutex_lock(&s->lock); /* dp_sched_target_state reads it */
+  t->scale = scale;
+  pthread_mutex_unlock(&s->lock);
+  uint64_t allowed = dp_sched_allowed_ns(t->conf.interval_ns,
+                                         s->c.duty_cycle_percent, sharing);
+  if (busy_ns > allowed && t->scale < was && !t->shrunk_sent) {
+    t->shrunk_sent = 1;
+    dp_sched_event_t ev = event_of(s, DP_SCHED_SHRUNK, t);
     ev.busy_ns = busy_ns;
     ev.configured_ns = t->conf.interval_ns;
-    ev.interval_ns = ivl;
+    ev.interval_ns = allowed;
     ev.duty_percent = s->c.duty_cycle_percent;
+    ev.scale = t->scale;
     emit(s, &ev);
   }
-  pthread_mutex_lock(&s->lock);
-  t->interval_ns = ivl;
-  pthread_mutex_unlock(&s->lock);
 }
 
 static void round_done(dp_sched_t *s, target_t *t, dp_sched_sample_t *round,
-                       size_t n, uint64_t busy_ns) {
-  pace(s, t, busy_ns);
+                       size_t n, uint64_t busy_ns, uint64_t ran_ns) {
+  pace(s, t, busy_ns, ran_ns);
   pthread_mutex_lock(&s->lock);
   enqueue(s, t, round, n);
   pthread_mutex_unlock(&s->lock);
@@ -526,6 +567,7 @@ typedef struct {
   dp_sched_sample_t smp[DP_PROBES_MAX];
   size_t n;
   uint64_t busy_ns;
+  uint64_t ran_ns; /* the scaled Durations of the probes that ran */
   double single_s; /* the slowest p50 of the round so far */
 } round_t;
 
@@ -555,11 +597,13 @@ static void probe_skip(dp_sched_t *s, target_t *t, const probe_t *ps,
  * (said as PROBE_FAILED). A probe that ran and failed returns 0: its
  * result says what went wrong. */
 static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t,
-                         const probe_t *ps, double single_s, dp_result_t *r) {
+                         const probe_t *ps, double single_s, dp_result_t *r,
+                         uint64_t *ran_ns) {
   dp_job_t job;
   char err[256];
-  int rc = dp_job_build(&ps->conf, &t->t, t->conf.timeout_ns, &job, err,
-                        sizeof(err));
+  dp_probe_conf_t pc = ps->conf; /* its Duration within DutyCycle */
+  pc.duration_ns = dp_sched_scaled_ns(pc.duration_ns, t->scale);
+  int rc = dp_job_build(&pc, &t->t, t->conf.timeout_ns, &job, err, sizeof(err));
   if (rc == 0 && deep_on_slow_disk(&job, single_s)) {
     probe_skip(s, t, ps, &job, single_s, r);
     return 0;
@@ -567,6 +611,7 @@ static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t,
   if (rc == 0) {
     job.stop = &s->stop;
     job.counter = &w->issued;
+    *ran_ns += pc.duration_ns;
     rc = dp_engine_run(t->engine, &job, r);
     if (rc < 0 && (r->ops > 0 || r->stalled))
       rc = 0; /* it ran: the result says what went wrong */
@@ -627,7 +672,7 @@ static round_step_t stall_began(dp_sched_t *s, worker_t *w, target_t *t,
   w->stall_quiet = t->timeout_short;
   pthread_mutex_unlock(&s->lock);
   if (t->timeout_short) { /* the first poll says whether it is one */
-    pace(s, t, rd->busy_ns);
+    pace(s, t, rd->busy_ns, rd->ran_ns);
     memcpy(t->held, rd->smp, rd->n * sizeof(rd->smp[0]));
     t->nheld = rd->n;
     return ROUND_HELD;
@@ -646,7 +691,7 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
   if (atomic_load(&s->stop))
     return ROUND_ABANDON;
   dp_result_t r;
-  if (probe_measure(s, w, t, &t->probes[i], rd->single_s, &r) < 0)
+  if (probe_measure(s, w, t, &t->probes[i], rd->single_s, &r, &rd->ran_ns) < 0)
     return ROUND_RESET; /* what did run still counts */
   if (atomic_load(&s->stop))
     return ROUND_ABANDON;
@@ -662,14 +707,14 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
 static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
   if (!target_open(s, t))
     return;
-  round_t rd = {.n = 0, .busy_ns = 0, .single_s = 0};
+  round_t rd = {.n = 0, .busy_ns = 0, .ran_ns = 0, .single_s = 0};
   t->rounds++;
   round_step_t step = ROUND_NEXT;
   for (size_t i = 0; i < t->conf.nprobes && step == ROUND_NEXT; i++)
     step = probe_step(s, w, t, i, &rd);
   if (step == ROUND_ABANDON || step == ROUND_HELD)
     return;
-  round_done(s, t, rd.smp, rd.n, rd.busy_ns);
+  round_done(s, t, rd.smp, rd.n, rd.busy_ns, rd.ran_ns);
   if (step == ROUND_RESET)
     target_reset(t);
   else if (step == ROUND_NEXT) /* every probe ran */
@@ -941,6 +986,11 @@ void dp_sched_target_state(dp_sched_t *s, size_t i,
   out->stalled = w->stalled && !w->stall_quiet && w->stalled_target == i;
   out->stall_ns = out->stalled ? now_ns(s) - w->stall_since_ns : 0;
   out->interval_ns = t->interval_ns;
+  out->scale = t->scale;
+  out->asked_ns = t->asked_ns;
+  out->allowed_ns = dp_sched_allowed_ns(
+      t->conf.interval_ns, s->c.duty_cycle_percent, sharing_of(s, t));
+  out->sharing = sharing_of(s, t);
   out->disk = w->disk_name;
   snprintf(out->device, sizeof(out->device), "%s",
            t->pub_device[0] ? t->pub_device : "unknown");

@@ -24,13 +24,26 @@
  *   round reopens it (a replaced device).
  *
  * Timing
- *   Each target is due every interval; its first round starts at a random
- *   point of its first interval when splay is on. After a round, the
- *   interval in force is the configured one stretched so that the disk is
- *   busy at most duty_cycle_percent of wall time (dp_sched_pace_ns); it is
- *   what the round's samples carry, so a consumer knows when the next value
- *   comes. The cadence is kept (next = previous due + interval); a round
- *   that overran starts the next at once, never a burst of catch-up rounds.
+ *   Each target is due every interval -- the ProbeInterval the user set,
+ *   never longer: a verdict is not delayed and an RRD step stays what it
+ *   was created with. Its first round starts at a random point of its
+ *   first interval when splay is on. The cadence is kept (next = previous
+ *   due + interval); a round that overran starts the next at once, never a
+ *   burst of catch-up rounds.
+ * DutyCycle
+ *   Bounds the disk's busy time by shortening the probes, not by
+ *   stretching the interval. Each of the `sharing` targets on one disk may
+ *   keep it busy interval x duty_cycle_percent / 100 / sharing per round
+ *   (dp_sched_allowed_ns). Each probe runs for `scale` of its Duration
+ *   (at least DP_SCHED_PROBE_MIN_NS, never more than its Duration), where
+ *   scale = (allowed - overhead) / the Durations added up (dp_sched_scale):
+ *   at start the overhead is taken as 0; after each round it is what the
+ *   round spent beyond its probes' Durations (warm-up, drain, slow I/O),
+ *   so a disk that slows down gets shorter probes at once. The first time
+ *   a round's busy time exceeds the budget and the probes shrink for it,
+ *   DP_SCHED_SHRUNK says so. On a disk so slow that even the shortest
+ *   probes exceed the budget, the interval still holds (the budget is
+ *   exceeded, said by SHRUNK with scale 0): the verdict comes first.
  *
  * Stalls
  *   A probe whose I/O is older than the target's timeout ends stalled. The
@@ -100,7 +113,10 @@ typedef enum {
   DP_SCHED_IO_ERRORS,      /* a probe saw I/O errors or short transfers */
   DP_SCHED_STALL_BEGAN,    /* outstanding, timeout_ns */
   DP_SCHED_STALL_ENDED,    /* stall_ns */
-  DP_SCHED_STRETCHED,      /* busy_ns, configured_ns, interval_ns (once) */
+  DP_SCHED_SHRUNK,         /* once: a round kept the disk busy busy_ns,
+                              over the budget interval_ns (allowed) of
+                              configured_ns (ProbeInterval); the probes
+                              now run for `scale` of their Duration */
   DP_SCHED_REGROUPED,      /* target moved to the worker of disk */
   DP_SCHED_WORKER_STUCK,   /* at stop: worker of disk left behind */
   DP_SCHED_PROBE_SKIPPED,  /* a deep probe not run on a very slow disk:
@@ -131,7 +147,8 @@ typedef struct {
   unsigned outstanding;      /* STALL_BEGAN */
   size_t ntargets;           /* WORKER_STARTED */
   uint64_t timeout_ns, stall_ns, busy_ns, configured_ns, interval_ns;
-  double duty_percent; /* STRETCHED: the DutyCycle that stretched it */
+  double duty_percent; /* SHRUNK: the DutyCycle whose budget it is */
+  double scale;        /* SHRUNK: of each probe's Duration from now on */
 } dp_sched_event_t;
 
 typedef void (*dp_sched_event_fn)(const dp_sched_event_t *ev, void *arg);
@@ -177,7 +194,11 @@ typedef struct {
   int opened;           /* 1 while the target is open */
   int stalled;          /* 1 while this target's I/O is stuck */
   uint64_t stall_ns;    /* how long so far */
-  uint64_t interval_ns; /* in force */
+  uint64_t interval_ns; /* ProbeInterval */
+  double scale;         /* of each probe's Duration (DutyCycle) */
+  uint64_t asked_ns;    /* the probes' Durations added up */
+  uint64_t allowed_ns;  /* DutyCycle's budget per round on its disk */
+  unsigned sharing;     /* targets on its disk */
   const char *disk;     /* its worker's disk */
   char device[64];      /* the device that holds its data, or "unknown" */
 } dp_sched_target_state_t;
@@ -237,15 +258,20 @@ int dp_sched_stop(dp_sched_t *s);
 void dp_sched_free(dp_sched_t *s);
 
 /*
- * Pacing: the interval that keeps a disk within its duty-cycle budget.
- * Each of the `sharing` targets on one disk gets an equal share of
- * duty_percent, so a round that kept the disk busy for busy_ns needs an
- * interval of at least busy_ns * sharing * 100 / duty_percent. Returns
- * that (at most DP_SCHED_PACE_MAX_S) or configured_ns, whichever is longer.
+ * DutyCycle's arithmetic (see DutyCycle above). allowed: the disk time one
+ * of `sharing` targets may use per interval. scale: the share of its
+ * probes' Durations (asked_ns added up) a round may run, given what the
+ * last round spent beyond them (overhead_ns): 1 when they fit, 0 when the
+ * overhead alone fills the budget (every probe at its floor). scaled: one
+ * Duration at that scale, at least DP_SCHED_PROBE_MIN_NS, at most itself.
  */
-#define DP_SCHED_PACE_MAX_S (30.0 * 86400)
-uint64_t dp_sched_pace_ns(uint64_t configured_ns, uint64_t busy_ns,
-                          double duty_percent, unsigned sharing);
+#define DP_SCHED_PROBE_MIN_NS (20 * UINT64_C(1000000)) /* 20 ms */
+uint64_t dp_sched_allowed_ns(uint64_t interval_ns, double duty_percent,
+                             unsigned sharing);
+double dp_sched_scale(uint64_t interval_ns, uint64_t asked_ns,
+                      uint64_t overhead_ns, double duty_percent,
+                      unsigned sharing);
+uint64_t dp_sched_scaled_ns(uint64_t duration_ns, double scale);
 
 /* Splay: the first due time of a target, now + a uniform offset in
  * [0, interval_ns), advancing *rng. */

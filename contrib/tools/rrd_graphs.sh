@@ -276,7 +276,7 @@ for hostdir in "$src"/*/; do
       ser ivl "$dir/duration-interval.rrd" seconds MAX "LINE3:ivl#000000:interval in force" "GPRINT:ivl:LAST:last %5.1lf%ss\\l" || true
       LABEL_SUFFIX=" wall time" lines duration seconds "%5.2lf%ss" $(probe_names "$dir")
       graph "$tag-interval.png" "$inst effective interval and probe wall time" \
-        "The probe interval in force (ProbeInterval, longer when DutyCycle stretched it) and each probe's wall time, warm-up and drain included (log axis)." \
+        "The probe interval (ProbeInterval) and each probe's wall time, warm-up and drain included (log axis)." \
         --logarithmic --units=si --vertical-label seconds
 
       # Probe errors per minute (io + short + timeout) of each probe.

@@ -18,7 +18,7 @@
  * ("device_view": the kernel name, the catalogue's figures named
  * type-type_instance, and for disks in a peer group "failslow" and
  * "slowdown"). The monitor's log lines (open failures, I/O errors, stalls,
- * a stretched interval) and notifications (a verdict that changed, a
+ * probes shortened for DutyCycle) and notifications (a verdict that changed, a
  * stall) go to stderr, one line each. Without probe flags each target runs
  * the plugin's default probe set; with any, the one probe they describe.
  * Splay is off unless --splay: an operator wants the first line now. No

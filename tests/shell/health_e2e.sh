@@ -6,7 +6,7 @@
 #
 #   1. healthy, until armed and as long again: no health notification, no
 #      health alert, health 0;
-#   2. a blkio throttle to a tenth of the measured IOPS: a WARNING or
+#   2. a blkio throttle to a twentieth of the measured IOPS: a WARNING or
 #      FAILURE notification within 2 rounds of the first throttled round,
 #      health >= 1 in write_prometheus, and a DiskProbeHealth* alert firing
 #      in Prometheus within a scrape plus an evaluation of that;
@@ -80,10 +80,16 @@ num_cmp "$h" '==' 0 && pass "health 0 while healthy" || fail "health $h while he
 f=$(firing)
 [ -z "$f" ] && pass "no health alert while healthy" || fail "alerts firing while healthy: $f"
 ops=$(metric collectd_diskprobe_operations_per_second randread-qd1)
-num_cmp "$ops" '>' 100 || die "measured QD1 IOPS '$ops' too low to throttle to a tenth"
+num_cmp "$ops" '>' 200 || die "measured QD1 IOPS '$ops' too low to throttle to a twentieth"
 
-# 2. a tenth of the measured IOPS
-limit=$(num_calc "$ops / 10" %.0f)
+# 2. a twentieth of the measured IOPS. A blkio throttle lets I/O through in
+# 100 ms slices: QD1's p50 does not move, its mean latency and IOPS do, and
+# the round's bursty slowdown counts at 1/1.5 (health.h). At a tenth that
+# lands at 3.7-4.7 against warn-fast's 4 on this sparse, CPU-bound loop
+# device (seen: warned by the 3-of-3 rule, a round late, with the code of
+# every release); at a twentieth it is ~9, so the 2-round rule is what is
+# tested, not the slice timing.
+limit=$(num_calc "$ops / 20" %.0f)
 t0=$(date +%s)
 throttle "$cg" "$dev" read_iops "$limit"
 echo "throttled to $limit read IOPS (QD1 measured $ops)"

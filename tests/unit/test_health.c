@@ -335,6 +335,10 @@ static void test_state_file_steps(void **state) {
        "p50 1e-4\nmean 1e-4\niops 1e4\n",
        "line 5: no \"end\" line (a truncated file)"},
       {"diskprobe-health 1\nend", "line 2: too long"},
+      {"diskprobe-health 1\ninterval t0 10s\nend\n",
+       "line 2: expected \"interval TARGET NS\""},
+      {"diskprobe-health 1\ninterval t0 10000000000\nprobe t0\nend\n",
+       "line 3: expected \"probe TARGET PROBE KEY N\""},
   };
   char err[256];
   dp_health_t *h = make(1, DP_MEDIA_SSD);
@@ -342,6 +346,14 @@ static void test_state_file_steps(void **state) {
     assert_int_equal(load_text(h, bad[j].text, err, sizeof(err)), -EINVAL);
     assert_string_equal(err, bad[j].err);
   }
+  /* a corrupt file's interval line is not kept either */
+  assert_int_equal(dp_health_saved_interval_ns(h, 0), 0);
+  assert_int_equal(load_text(h,
+                             "diskprobe-health 1\ninterval t0 10000000000\n"
+                             "interval gone 5\nend\n",
+                             err, sizeof(err)),
+                   0);
+  assert_int_equal(dp_health_saved_interval_ns(h, 0), 10000000000ull);
   dp_health_obs_t o[2];
   healthy(o, 0);
   assert_int_equal(feed(h, 0, o).baseline_rounds, 0); /* nothing restored */

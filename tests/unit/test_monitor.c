@@ -96,6 +96,7 @@ typedef struct {
   dp_health_verdict_t verdicts[64];
   size_t nverdicts;
   size_t nsamples, ndevices, nlogs;
+  char logs[4096]; /* the log lines, one per line */
 } rec_t;
 
 static void rec_value(const dp_monitor_value_t *v, void *arg) {
@@ -139,8 +140,10 @@ static void rec_device(const dp_diskstats_metrics_t *m,
 }
 
 static void rec_log(const dp_monitor_log_t *l, void *arg) {
-  (void)l;
-  ((rec_t *)arg)->nlogs++;
+  rec_t *r = arg;
+  r->nlogs++;
+  size_t used = strlen(r->logs);
+  snprintf(r->logs + used, sizeof(r->logs) - used, "%s\n", l->line);
 }
 
 static dp_monitor_sink_t rec_sink(rec_t *r) {
@@ -353,12 +356,75 @@ static void test_live_round(void **state) {
   dp_monitor_free(m);
 }
 
+/* A monitor of one target on the probe directory, with the state file in
+ * dir: ProbeInterval ivl, default probes. */
+static dp_monitor_t *one_target(rec_t *r, dp_monitor_sink_t *sink,
+                                const char *ivl) {
+  dp_target_conf_t t;
+  char err[256], path[128];
+  dp_target_conf_init(&t, "t1");
+  snprintf(path, sizeof(path), "%s/probe", dir);
+  mkdir(path, 0700);
+  assert_int_equal(dp_target_conf_set(&t, "Path", path, err, sizeof(err)), 0);
+  assert_int_equal(
+      dp_target_conf_set(&t, "ProbeInterval", ivl, err, sizeof(err)), 0);
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
+  dp_plugin_conf_t pc;
+  dp_plugin_conf_init(&pc); /* DutyCycle 2 */
+  *sink = rec_sink(r);
+  dp_monitor_conf_t mc = {.plugin = &pc,
+                          .targets = &t,
+                          .ntargets = 1,
+                          .host = "h1",
+                          .state_dir = dir,
+                          .read_interval_ns = 10 * DP_NS_PER_S,
+                          .now_ns = fake_clock};
+  dp_monitor_t *m;
+  assert_int_equal(dp_monitor_new(&m, &mc, sink), 0);
+  return m;
+}
+
+/* At start the monitor says what the configuration costs: the default
+ * probes (1 s) every 10 s at DutyCycle 2 % run for a fifth of their
+ * Duration, and the interval stays; at 60 s they fit. After a restart with
+ * another ProbeInterval it says the RRD files keep their old step. */
+static void test_start_says_cost_and_interval_change(void **state) {
+  (void)state;
+  rec_t r;
+  dp_monitor_sink_t sink;
+  dp_monitor_t *m = one_target(&r, &sink, "10");
+  assert_non_null(strstr(r.logs, "DutyCycle 2 % allows 0.2 s a round, so "
+                                 "each runs for 20 % of its Duration "
+                                 "(randread-qd1 0.1 s, randread-qd32 0.05 s, "
+                                 "seqread 0.05 s). ProbeInterval stays 10 s"));
+  dp_sched_target_state_t st;
+  dp_sched_target_state(dp_monitor_sched(m), 0, &st);
+  assert_int_equal(st.interval_ns, 10 * DP_NS_PER_S);
+  assert_null(strstr(r.logs, "ProbeInterval is"));
+  assert_int_equal(dp_monitor_stop(m), 0); /* saves the state file */
+  dp_monitor_free(m);
+
+  m = one_target(&r, &sink, "60");
+  assert_non_null(strstr(r.logs, "within DutyCycle 2 %"));
+  assert_non_null(strstr(r.logs, "ProbeInterval is 60 s now, 10 s when the "
+                                 "state file was saved: RRD files made "
+                                 "before keep their 10 s step"));
+  dp_monitor_stop(m);
+  dp_monitor_free(m);
+  m = one_target(&r, &sink, "60"); /* unchanged since: nothing said */
+  assert_null(strstr(r.logs, "ProbeInterval is"));
+  dp_monitor_stop(m);
+  dp_monitor_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_skipped_probe_not_measured),
       cmocka_unit_test(test_changed_verdict_notice),
       cmocka_unit_test_setup_teardown(test_live_round, live_setup,
                                       live_teardown),
+      cmocka_unit_test_setup_teardown(test_start_says_cost_and_interval_change,
+                                      live_setup, live_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libaio.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -241,19 +242,28 @@ static dp_sched_conf_t sconf(void) {
 /* ---- pure policy -----------------------------------------------------------
  */
 
-static void test_pace_arithmetic(void **state) {
+/* DutyCycle shortens the probes; the interval is never stretched. */
+static void test_budget_arithmetic(void **state) {
   (void)state;
-  /* 1 s busy at 2 %: 50 s needed, 60 s configured: stays 60 s */
-  assert_int_equal(dp_sched_pace_ns(S(60), S(1), 2, 1), S(60));
-  /* 1.5 s busy at 2 %: 75 s */
-  assert_int_equal(dp_sched_pace_ns(S(60), S(3) / 2, 2, 1), S(75));
-  /* two targets share the disk's budget: each needs twice the interval */
-  assert_int_equal(dp_sched_pace_ns(S(60), S(3) / 2, 2, 2), S(150));
-  /* 100 %: as often as the probes fit */
-  assert_int_equal(dp_sched_pace_ns(S(1), S(3), 100, 1), S(3));
-  assert_int_equal(dp_sched_pace_ns(S(60), 0, 2, 1), S(60));
-  /* a round that hung for a day at 0.01 % is not paced for 27 years */
-  assert_int_equal(dp_sched_pace_ns(S(60), S(86400), 0.01, 1), S(30 * 86400));
+  /* 2 % of 60 s: 1.2 s a round; two targets on the disk: 0.6 s each */
+  assert_int_equal(dp_sched_allowed_ns(S(60), 2, 1), S(6) / 5);
+  assert_int_equal(dp_sched_allowed_ns(S(60), 2, 2), S(3) / 5);
+  /* 1 s of probes fits in 1.2 s: full length */
+  assert_true(dp_sched_scale(S(60), S(1), 0, 2, 1) == 1.0);
+  /* 1 s of probes at ProbeInterval 10, 2 %: 0.2 s, a fifth */
+  assert_true(fabs(dp_sched_scale(S(10), S(1), 0, 2, 1) - 0.2) < 1e-9);
+  /* 0.1 s of warm-up and drain last round leave 0.1 s for the probes */
+  assert_true(fabs(dp_sched_scale(S(10), S(1), S(1) / 10, 2, 1) - 0.1) < 1e-9);
+  /* an overhead that fills the budget: every probe at its floor */
+  assert_true(dp_sched_scale(S(10), S(1), S(1), 2, 1) == 0.0);
+  /* 100 %: as long as the interval holds them */
+  assert_true(dp_sched_scale(S(1), S(1) / 2, 0, 100, 1) == 1.0);
+  /* a Duration at a scale: never below the floor, never above itself */
+  assert_int_equal(dp_sched_scaled_ns(S(1), 0.2), S(1) / 5);
+  assert_int_equal(dp_sched_scaled_ns(S(1), 0.0), DP_SCHED_PROBE_MIN_NS);
+  assert_int_equal(dp_sched_scaled_ns(S(1), 1.0), S(1));
+  assert_int_equal(dp_sched_scaled_ns(S(1) / 100, 0.5), S(1) / 100);
+  assert_int_equal(dp_sched_scaled_ns(0, 0.5), 0); /* an op budget only */
 }
 
 static void test_splay_bounds(void **state) {
@@ -374,7 +384,7 @@ static void test_no_probe_while_stalled(void **state) {
   dp_sched_sample_t out[4];
   assert_int_equal(dp_sched_take(s, out, 4), 1);
   assert_true(out[0].r.stalled);
-  assert_true(out[0].interval_ns >= S(10)); /* paced, though stalled */
+  assert_int_equal(out[0].interval_ns, S(10)); /* ProbeInterval, as set */
   unsigned long sub = fk_submitted();
   assert_true(sub >= 1);
 
@@ -725,7 +735,7 @@ static void test_stop_leaves_hung_worker(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pace_arithmetic),
+      cmocka_unit_test(test_budget_arithmetic),
       cmocka_unit_test(test_splay_bounds),
       cmocka_unit_test_setup_teardown(test_group_by_disk, setup, teardown),
       cmocka_unit_test_setup_teardown(test_round_queue_cadence, setup,
