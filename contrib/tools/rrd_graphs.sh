@@ -19,7 +19,7 @@
 # listed, not assumed: tests/shell/collectd_rrd.sh checks the table).
 # Needs only rrdtool and GNU date.
 set -euo pipefail
-usage='usage: rrd_graphs.sh RRD_DATADIR OUT_DIR [START [END]]'
+usage="usage: ${0##*/} RRD_DATADIR OUT_DIR [START [END]]"
 src=${1:?$usage}
 out=${2:?$usage}
 to_epoch() { # rrdtool-style "-20min", "now", an epoch, or any GNU date time

@@ -1,7 +1,8 @@
 #!/bin/bash
 # collectd_pipelines.sh - the shipped example configs, run for real.
 #
-# Each contrib/examples/*.conf is rewritten only where it must be (plugin
+# Each contrib/examples/*.conf (a drop-in after a head like the package's
+# diskprobe.conf and one target) is rewritten only where it must be (plugin
 # dir, paths under a temp dir, a loop device for /dev/sdb, a free port
 # for write_prometheus) and then:
 #   - every example passes `collectd -T` (config, init, one read);
@@ -22,10 +23,32 @@ dev=$(make_loop 64 "$d") || exit
 ex="$top_srcdir/contrib/examples"
 port=$((20000 + RANDOM % 20000))
 
+# A drop-in example (no Hostname line: prometheus.conf, logfile.conf) runs
+# after what the package's diskprobe.conf and a targets drop-in give it:
+# global options, both TypesDB lines, the plugin, one target.
+dropin_head() {
+  cat <<'CONF'
+Hostname "db1"
+FQDNLookup false
+PluginDir "/usr/lib/collectd"
+TypesDB "/usr/share/collectd/types.db"
+TypesDB "/usr/share/collectd/diskprobe.types.db"
+Interval 10
+LoadPlugin diskprobe
+<Plugin diskprobe>
+  <Target "data">
+    Path "/var/lib/diskprobe"
+    ProbeInterval 60
+  </Target>
+  DeviceStats "sd*" "nvme*n1"
+</Plugin>
+CONF
+}
+
 rewrite() { # rewrite EXAMPLE NAME: writes $d/NAME/collectd.conf
   local w="$d/$2"
   mkdir -p "$w/var" "$w/rrd"
-  sed -e "s|PluginDir \"/usr/lib/collectd\"|PluginDir \"$d/plugins\"|" \
+  { grep -q '^Hostname ' "$ex/$1" || dropin_head; cat "$ex/$1"; } | sed -e "s|PluginDir \"/usr/lib/collectd\"|PluginDir \"$d/plugins\"|" \
     -e "s|TypesDB \"/usr/share/collectd/diskprobe.types.db\"|TypesDB \"$top_srcdir/plugin/diskprobe.types.db\"|" \
     -e "s|/var/lib/collectd/rrd|$w/rrd|; s|/var/lib/|$w/var/|; s|/var/log/collectd.log|$w/collectd.log|" \
     -e "s|Device \"/dev/sdb\"|Device \"$dev\"|; /^ *FileSize /d" \
@@ -35,7 +58,7 @@ rewrite() { # rewrite EXAMPLE NAME: writes $d/NAME/collectd.conf
     -e "s|^LoadPlugin syslog|LoadPlugin logfile|; s|^<Plugin syslog>|<Plugin logfile>\n  File \"$w/collectd.log\"|" \
     -e "s|^  NotifyLevel OKAY||" \
     -e "s|<Plugin diskprobe>|<Plugin diskprobe>\n  Splay false\n  DutyCycle 100\n  StateDir \"$w/var\"|" \
-    "$ex/$1" >"$w/collectd.conf"
+    >"$w/collectd.conf"
   grep -q "LoadPlugin logfile" "$w/collectd.conf" || collectd_logfile "$w/collectd.log" >>"$w/collectd.conf"
   mkdir -p "$w/var/postgresql" "$w/var/collectd"
 }
