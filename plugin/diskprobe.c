@@ -44,6 +44,25 @@ static diskprobe_ctx_t *diskprobe_ctx;
 
 /* ---- configuration ----------------------------------------------------- */
 
+/* A config number as the library's strict decimal parsers take it: no
+ * exponent (LatencyCeiling 0.00001 is "0.00001", not "1e-05"), at most
+ * nanosecond digits, no trailing zeros ("30", "0.5"). */
+static void diskprobe_number_string(double x, char *buf, size_t len) {
+  if (x == (double)(long long)x && fabs(x) < 1e18) {
+    snprintf(buf, len, "%lld", (long long)x);
+    return;
+  }
+  snprintf(buf, len, "%.9f", x);
+  char *dot = strchr(buf, '.');
+  if (dot == NULL)
+    return; /* inf, nan: refused by the parser with the value */
+  char *e = buf + strlen(buf) - 1;
+  while (e > dot && *e == '0')
+    *e-- = '\0';
+  if (e == dot)
+    *e = '\0';
+}
+
 /* One option value as a string, as conf.c wants it. */
 static int diskprobe_value_string(const oconfig_item_t *ci, char *buf,
                                   size_t len) {
@@ -58,7 +77,7 @@ static int diskprobe_value_string(const oconfig_item_t *ci, char *buf,
     snprintf(buf, len, "%s", v->value.string);
     return 0;
   case OCONFIG_TYPE_NUMBER:
-    snprintf(buf, len, "%.17g", v->value.number);
+    diskprobe_number_string(v->value.number, buf, len);
     return 0;
   case OCONFIG_TYPE_BOOLEAN:
     snprintf(buf, len, "%s", v->value.boolean ? "true" : "false");

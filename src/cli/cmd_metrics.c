@@ -8,15 +8,21 @@
 #include <stdio.h>
 #include <string.h>
 
-static int metrics_usage(void) {
-  fprintf(stderr, "diskprobe: usage: diskprobe metrics --types-db | "
-                  "--collectd-types | --markdown | --prometheus\n");
-  return 2;
+static int metrics_usage(FILE *f) {
+  fprintf(f,
+          "%susage: diskprobe metrics --types-db | --collectd-types | "
+          "--markdown | --prometheus (the metric table as types.db, the "
+          "types taken from collectd's, the README's catalogue, the "
+          "Prometheus names)\n",
+          f == stderr ? "diskprobe: " : "");
+  return f == stderr ? 2 : 0;
 }
 
 int dp_cmd_metrics(int argc, char **argv) {
   if (argc != 2)
-    return metrics_usage();
+    return metrics_usage(stderr);
+  if (strcmp(argv[1], "--help") == 0)
+    return metrics_usage(stdout);
   if (strcmp(argv[1], "--types-db") == 0)
     dp_metric_types_db(stdout, 0);
   else if (strcmp(argv[1], "--collectd-types") == 0)
@@ -26,6 +32,6 @@ int dp_cmd_metrics(int argc, char **argv) {
   else if (strcmp(argv[1], "--prometheus") == 0)
     dp_metric_prometheus(stdout);
   else
-    return metrics_usage();
+    return metrics_usage(stderr);
   return fflush(stdout) == 0 ? 0 : 1;
 }

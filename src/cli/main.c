@@ -37,6 +37,9 @@ void dp_cli_usage(FILE *f) {
              "FILE...\n"
              "       diskprobe failslow [--format text|json] "
              "(--collectd-csv DIR | --devview-json FILE)...\n"
+             "       diskprobe metrics --types-db | --markdown | --prometheus "
+             "| --collectd-types\n"
+             "       diskprobe options --markdown\n"
              "       diskprobe --version\n"
              "\n"
              "TARGET is a block device (opened read-only) or a probe-file "
@@ -74,9 +77,13 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "metrics") == 0)
     return dp_cmd_metrics(argc - 1, argv + 1);
   if (strcmp(argv[1], "options") == 0) {
-    if (argc != 3 || strcmp(argv[2], "--markdown") != 0) {
-      fprintf(stderr, "diskprobe: usage: diskprobe options --markdown\n");
-      return 2;
+    int help = argc == 3 && strcmp(argv[2], "--help") == 0;
+    if (help || argc != 3 || strcmp(argv[2], "--markdown") != 0) {
+      fprintf(help ? stdout : stderr,
+              "%susage: diskprobe options --markdown (the configuration "
+              "reference, from the option table)\n",
+              help ? "" : "diskprobe: ");
+      return help ? 0 : 2;
     }
     dp_options_markdown(stdout);
     return 0;

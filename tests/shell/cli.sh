@@ -20,6 +20,10 @@ expect() { # expect STATUS TEXT CMD...: exit status and a stderr line
 }
 
 "$DISKPROBE" --version | grep -qE '^diskprobe [0-9]+\.[0-9]+' && pass "--version" || fail "--version"
+for sub in metrics options; do # the developers' commands: listed, with --help
+  "$DISKPROBE" --help | grep -q "^ *diskprobe $sub " && "$DISKPROBE" $sub --help | grep -q "^usage: diskprobe $sub" &&
+    pass "$sub: in --help, and its --help exits 0" || fail "$sub: not in --help, or its --help fails"
+done
 # Flags are the plugin's options: the same setters, ranges and messages.
 expect 2 'Option "QueueDepth": value "0" is invalid: allowed integers 1 to 256' "$DISKPROBE" run --queue-depth 0 "$d"
 expect 2 'value "257" is invalid: allowed integers 1 to 256' "$DISKPROBE" run --queue-depth 257 "$d"

@@ -41,6 +41,14 @@ good='<Target "a">
   </Probe>
 </Target>'
 run_case "good config" 0 "" "$good"
+# numbers as collectd hands them over (doubles): a small one is not turned
+# into "1e-05", which the strict duration parser would refuse
+run_case "LatencyCeiling 0.00001 (a bare number)" 0 "" '<Target "a">
+  Path "'"$d"'/probe"
+  FileSize "8M"
+  LatencyCeiling 0.00001
+  ProbeInterval 30.5
+</Target>'
 probe() { printf '<Target "a">\n Path "%s/probe"\n FileSize "8M"\n <Probe "p">\n  %s\n </Probe>\n</Target>' "$d" "$1"; }
 
 run_case "QueueDepth 0" 1 'Probe "p": Option "QueueDepth": value "0" is invalid: allowed integers 1 to 256' "$(probe 'QueueDepth 0')"
