@@ -98,6 +98,19 @@ void dp_target_conf_default_probes(dp_target_conf_t *t) {
   t->nprobes = dp_options_default_probes(t->probes);
 }
 
+int dp_probe_conf_check(const dp_probe_conf_t *p, char *err, size_t errlen) {
+  uint64_t bytes = (uint64_t)p->queue_depth * p->block_size;
+  if (bytes > DP_PROBE_BUFFER_MAX_BYTES)
+    return say(err, errlen, -EINVAL,
+               "Probe \"%s\" QueueDepth %u x BlockSize %u needs %llu MiB of "
+               "I/O buffers; allowed at most %llu MiB per probe (lower "
+               "QueueDepth or BlockSize)",
+               p->name, p->queue_depth, p->block_size,
+               (unsigned long long)(bytes >> 20),
+               (unsigned long long)(DP_PROBE_BUFFER_MAX_BYTES >> 20));
+  return 0;
+}
+
 int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {
   if (!dp_conf_name_ok(t->name))
     return say(err, errlen, -EINVAL,
@@ -129,15 +142,9 @@ int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {
                  "Target \"%s\": Probe \"%s\" BlockSize %u is larger than "
                  "half the FileSize",
                  t->name, p->name, p->block_size);
-    if ((uint64_t)p->queue_depth * p->block_size > DP_PROBE_BUFFER_MAX_BYTES)
-      return say(
-          err, errlen, -EINVAL,
-          "Target \"%s\": Probe \"%s\" QueueDepth %u x BlockSize %u "
-          "needs %llu MiB of I/O buffers; allowed at most %llu MiB "
-          "per probe (lower QueueDepth or BlockSize)",
-          t->name, p->name, p->queue_depth, p->block_size,
-          (unsigned long long)((uint64_t)p->queue_depth * p->block_size >> 20),
-          (unsigned long long)(DP_PROBE_BUFFER_MAX_BYTES >> 20));
+    char why[256];
+    if (dp_probe_conf_check(p, why, sizeof(why)) < 0)
+      return say(err, errlen, -EINVAL, "Target \"%s\": %s", t->name, why);
     total_ns += p->duration_ns;
   }
   if (total_ns >= t->interval_ns)

@@ -45,8 +45,17 @@ int dp_target_conf_add_probe(dp_target_conf_t *t, const dp_probe_conf_t *p,
  * default 2 % duty cycle. */
 void dp_target_conf_default_probes(dp_target_conf_t *t);
 
+/* The checks of one probe that need no target, for every front-end (the
+ * plugin and `watch` through dp_target_conf_finish, `run` directly): its
+ * I/O buffers, QueueDepth x BlockSize, within DP_PROBE_BUFFER_MAX_BYTES.
+ * 0, or -EINVAL with the message in err ("Probe \"p\" QueueDepth 256 x
+ * BlockSize 67108864 needs 16384 MiB of I/O buffers; allowed at most 256
+ * MiB per probe (lower QueueDepth or BlockSize)"). */
+int dp_probe_conf_check(const dp_probe_conf_t *p, char *err, size_t errlen);
+
 /* Whole-block checks after all options are set: a name, exactly one of
- * Path/Device, no write probe on a Device, probe time within the interval.
+ * Path/Device, no write probe on a Device, each probe's
+ * dp_probe_conf_check, probe time within the interval.
  * Fills in the default probes when there are none. 0 or -EINVAL + err. */
 int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen);
 

@@ -105,6 +105,11 @@ static int run_parse(int argc, char **argv, run_args_t *a) {
     return 2;
   }
   a->path = argv[optind];
+  char err[512];
+  if (dp_probe_conf_check(&a->c.probe, err, sizeof(err)) < 0) {
+    fprintf(stderr, "diskprobe run: %s\n", err);
+    return 2;
+  }
   return -1;
 }
 

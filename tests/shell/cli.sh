@@ -39,6 +39,8 @@ expect 2 'Option "MaxOps": value " 10" is invalid' "$DISKPROBE" run --ops ' 10' 
 expect 2 'Option "MaxOps": value "99999999999999999999" is invalid' "$DISKPROBE" run --ops 99999999999999999999 "$d"
 expect 2 'Option "Timeout": value "0" is invalid: allowed 0.01 to 3600 seconds' "$DISKPROBE" run --timeout 0 "$d"
 expect 2 'Option "FileSize": value "1500k" is invalid' "$DISKPROBE" run --file-size 1500k "$d"
+# the I/O buffer bound of the plugin and watch (conf.c's dp_probe_conf_check)
+expect 2 'QueueDepth 256 x BlockSize 67108864 needs 16384 MiB of I/O buffers; allowed at most 256 MiB' "$DISKPROBE" run --queue-depth 256 --block-size 64M "$d"
 expect 2 "unknown option '--bogus'" "$DISKPROBE" run --bogus "$d"
 expect 2 "missing value for '--ops'" "$DISKPROBE" run --ops
 expect 2 "invalid --format 'xml'" "$DISKPROBE" run --format xml "$d"
