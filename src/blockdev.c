@@ -277,11 +277,17 @@ dp_media_t dp_blockdev_media(const char *sysroot, const char *disk) {
   return DP_MEDIA_UNKNOWN;
 }
 
-/* The first of two attributes that reads; "" when neither does. */
-static void attr_either(const char *sysroot, const char *disk, const char *a,
-                        const char *b, char *buf, size_t len) {
-  if (dp_blockdev_attr(sysroot, disk, a, buf, len) < 0)
-    (void)dp_blockdev_attr(sysroot, disk, b, buf, len);
+/* The first of two attributes (b may be NULL) that reads, escaped
+ * (dp_escape): a model, serial or firmware string goes into log lines
+ * and messages, and sysfs text is the device's; "" when neither reads. */
+static void text_attr(const char *sysroot, const char *disk, const char *a,
+                      const char *b, char *buf, size_t len) {
+  char raw[DP_BLOCKDEV_SERIAL_MAX]; /* the largest of the three */
+  size_t n = len < sizeof(raw) ? len : sizeof(raw);
+  if (dp_blockdev_attr(sysroot, disk, a, raw, n) < 0 &&
+      (b == NULL || dp_blockdev_attr(sysroot, disk, b, raw, n) < 0))
+    raw[0] = '\0';
+  dp_escape(raw, buf, len);
 }
 
 static uint32_t attr_u32(const char *sysroot, const char *disk,
@@ -302,12 +308,12 @@ int dp_blockdev_info(const char *sysroot, const char *disk,
   if (join(p, sizeof(p), root_of(sysroot), "block", disk) < 0 ||
       access(p, F_OK) != 0)
     return -ENODEV;
-  (void)dp_blockdev_attr(sysroot, disk, "device/model", out->model,
-                         sizeof(out->model));
-  attr_either(sysroot, disk, "device/serial", "device/wwid", out->serial,
-              sizeof(out->serial));
-  attr_either(sysroot, disk, "device/firmware_rev", "device/rev", out->firmware,
-              sizeof(out->firmware));
+  text_attr(sysroot, disk, "device/model", NULL, out->model,
+            sizeof(out->model));
+  text_attr(sysroot, disk, "device/serial", "device/wwid", out->serial,
+            sizeof(out->serial));
+  text_attr(sysroot, disk, "device/firmware_rev", "device/rev", out->firmware,
+            sizeof(out->firmware));
   uint64_t v;
   if (dp_blockdev_attr_u64(sysroot, disk, "size", &v) == 0 &&
       v <= UINT64_MAX / 512)

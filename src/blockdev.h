@@ -119,7 +119,8 @@ dp_media_t dp_blockdev_media(const char *sysroot, const char *disk);
 /* What a disk is. Strings "" and numbers 0 (rotational -1) when sysfs has
  * no such attribute or it does not parse. */
 typedef struct {
-  dp_media_t media;                        /* dp_blockdev_media */
+  dp_media_t media; /* dp_blockdev_media */
+  /* the three strings escaped (vocab.h's dp_escape): they go into logs */
   char model[DP_BLOCKDEV_MODEL_MAX];       /* device/model */
   char serial[DP_BLOCKDEV_SERIAL_MAX];     /* device/serial, else device/wwid */
   char firmware[DP_BLOCKDEV_FIRMWARE_MAX]; /* device/firmware_rev, else

@@ -259,23 +259,6 @@ int dp_probefile_lay_out(int fd, uint64_t size, uint32_t hdr, uint64_t from,
   return 0;
 }
 
-/* What a non-regular file at the probe path is, in words. */
-static const char *file_kind(mode_t m) {
-  if (S_ISFIFO(m))
-    return "a FIFO (named pipe)";
-  if (S_ISSOCK(m))
-    return "a socket";
-  if (S_ISCHR(m))
-    return "a character device";
-  if (S_ISBLK(m))
-    return "a block device";
-  if (S_ISDIR(m))
-    return "a directory";
-  if (S_ISLNK(m))
-    return "a symlink";
-  return "of an unknown type";
-}
-
 int dp_probefile_not_regular(mode_t m, const char *path, char *err,
                              size_t errlen) {
   if (S_ISLNK(m))
@@ -284,7 +267,7 @@ int dp_probefile_not_regular(mode_t m, const char *path, char *err,
   return dp_errf(err, errlen, -EINVAL,
                  "probe file path exists and is %s, not a regular file: not "
                  "touching it",
-                 file_kind(m));
+                 dp_file_kind(m));
 }
 
 int dp_probefile_lock(int fd, int writable_fd, const char *path, char *err,

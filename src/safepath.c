@@ -115,13 +115,15 @@ static int walk_failed(char *err, size_t errlen, int dirfd, const char *name,
   if ((e == ELOOP || e == ENOTDIR) &&
       fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISLNK(st.st_mode)) {
-      char to[PATH_MAX];
+      char to[PATH_MAX], safe[256];
       ssize_t n = readlinkat(dirfd, name, to, sizeof(to) - 1);
       to[n > 0 ? n : 0] = '\0';
+      /* whoever made the link chose its text: escaped, it cannot forge a
+       * log line */
       return dp_errf(err, errlen, -ELOOP,
                      "%s is a symlink (to %s): not following; configure the "
                      "real path",
-                     real, to);
+                     real, dp_escape(to, safe, sizeof(safe)));
     }
     if (!S_ISDIR(st.st_mode))
       return dp_errf(err, errlen, -ENOTDIR, "%s is not a directory", real);

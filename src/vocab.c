@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const pattern_names[DP_PATTERN_COUNT] = {
     [DP_PATTERN_RANDREAD] = "randread",   [DP_PATTERN_SEQREAD] = "seqread",
@@ -46,4 +47,44 @@ int dp_errf(char *err, size_t len, int rc, const char *fmt, ...) {
   vsnprintf(err, len, fmt, ap);
   va_end(ap);
   return rc;
+}
+
+char *dp_escape(const char *in, char *out, size_t outlen) {
+  size_t k = 0;
+  if (outlen == 0)
+    return out;
+  for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+    char one[5];
+    if (*p == '\\')
+      snprintf(one, sizeof(one), "\\\\");
+    else if (*p < 0x20 || *p >= 0x7f)
+      snprintf(one, sizeof(one), "\\x%02x", *p);
+    else
+      snprintf(one, sizeof(one), "%c", *p);
+    size_t n = strlen(one);
+    if (k + n >= outlen)
+      break;
+    memcpy(out + k, one, n);
+    k += n;
+  }
+  out[k] = '\0';
+  return out;
+}
+
+const char *dp_file_kind(unsigned mode) {
+  if (S_ISFIFO(mode))
+    return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISLNK(mode))
+    return "a symlink";
+  if (S_ISREG(mode))
+    return "a regular file";
+  return "of an unknown type";
 }

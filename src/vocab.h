@@ -21,6 +21,19 @@
 int dp_errf(char *err, size_t len, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Text read from the filesystem (a symlink's target, a sysfs model or
+ * serial string), made safe to put into a log line or a message: control
+ * characters and bytes that are not printable ASCII become \xNN, a
+ * backslash becomes \\, so no such text can end a line or forge one.
+ * Writes at most outlen bytes into out (always terminated; a cut falls
+ * between two escapes, never inside one) and returns out. */
+char *dp_escape(const char *in, char *out, size_t outlen);
+
+/* What a file of mode m is, in words: "a FIFO (named pipe)", "a socket",
+ * "a character device", "a block device", "a directory", "a symlink",
+ * "a regular file" or "of an unknown type". */
+const char *dp_file_kind(unsigned mode);
+
 /* A target's, probe's or disk's name: at most DP_NAME_MAX - 1 bytes. */
 #define DP_NAME_MAX 64
 

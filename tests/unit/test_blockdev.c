@@ -455,6 +455,32 @@ static void test_media_classes(void **state) {
   assert_string_equal(dp_media_name(DP_MEDIA_COUNT), "?");
 }
 
+/* Text from the filesystem is escaped before it reaches a message. */
+static void test_escape(void **state) {
+  (void)state;
+  char out[64];
+  assert_string_equal(dp_escape("WDC WD10EZEX", out, sizeof(out)),
+                      "WDC WD10EZEX");
+  assert_string_equal(
+      dp_escape("a\n[2026-12-01] b\\c\x1b\x7f\xc3", out, sizeof(out)),
+      "a\\x0a[2026-12-01] b\\\\c\\x1b\\x7f\\xc3");
+  /* a cut falls between escapes: "ab" fits, "\x0a" (4 bytes) does not */
+  assert_string_equal(dp_escape("ab\ncd", out, 6), "ab");
+  assert_string_equal(dp_escape("abcdef", out, 4), "abc");
+  assert_string_equal(dp_escape("", out, sizeof(out)), "");
+  out[0] = 'x';
+  dp_escape("abc", out, 0); /* nothing written */
+  assert_int_equal(out[0], 'x');
+  /* a sysfs model, serial or firmware with control characters */
+  dp_blockdev_info_t in;
+  fixture_write(root, "block/sdx/size", "100\n");
+  fixture_write(root, "block/sdx/device/model", "Evil\r\x1b[2J Disk\n");
+  fixture_write(root, "block/sdx/device/serial", "S\tN\\1\n");
+  assert_int_equal(dp_blockdev_info(root, "sdx", &in), 0);
+  assert_string_equal(in.model, "Evil\\x0d\\x1b[2J Disk");
+  assert_string_equal(in.serial, "S\\x09N\\\\1");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_attr_strict, setup, teardown),
@@ -468,6 +494,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_resolve_live, setup, teardown),
       cmocka_unit_test_setup_teardown(test_media_classes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_escape, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -182,6 +182,20 @@ static void test_explicit_probe_path_and_new_dir(void **state) {
   assert_non_null(strstr(t.err, "cannot create directory"));
 }
 
+/* A symlink's text is the link maker's: a newline in it could forge a
+ * log line; the message escapes it. */
+static void test_symlink_text_escaped(void **state) {
+  fx_t *f = *state;
+  char link[600];
+  snprintf(link, sizeof(link), "%s/lnk", f->dir);
+  assert_int_equal(symlink("x\n[2026-12-01] forged", link), 0);
+  dp_target_t t;
+  assert_int_equal(dp_target_open_file(link, 2 * MiB, 1, &t), -ELOOP);
+  if (strchr(t.err, '\n') != NULL ||
+      strstr(t.err, "(to x\\x0a[2026-12-01] forged)") == NULL)
+    fail_msg("expected the link's text escaped on one line, got: %s", t.err);
+}
+
 static void test_refuses_symlink(void **state) {
   fx_t *f = *state;
   char victim[600];
@@ -1031,6 +1045,7 @@ int main(void) {
       T(test_layout_resumes),
       T(test_explicit_probe_path_and_new_dir),
       T(test_refuses_symlink),
+      T(test_symlink_text_escaped),
       T(test_refuses_foreign_file),
       T(test_refuses_hardlinked_probe_file),
       T(test_refuses_unsafe_directory),
