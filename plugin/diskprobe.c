@@ -181,12 +181,13 @@ static int diskprobe_config_devstats(diskprobe_ctx_t *ctx,
   }
   for (int i = 0; i < ci->values_num; i++) {
     const oconfig_value_t *v = &ci->values[i];
+    char why[128] = "it is not a string";
     if (v->type != OCONFIG_TYPE_STRING ||
-        dp_monitor_glob_check(v->value.string) != 0) {
+        dp_monitor_glob_check(v->value.string, why, sizeof(why)) != 0) {
       ERROR(PLUGIN_NAME " plugin: Option \"DeviceStats\": value %d is "
-                        "invalid: allowed kernel device names or globs "
+                        "invalid (%s): allowed kernel device names or globs "
                         "(\"sda\", \"nvme*n1\"), not paths.",
-            i + 1);
+            i + 1, why);
       return -1;
     }
     char **ng = realloc(ctx->globs, (ctx->nglobs + 1) * sizeof(*ng));

@@ -48,14 +48,51 @@ int dp_devview_new(dp_devview_t **out, const char *path, size_t max_devices) {
   return 0;
 }
 
-int dp_devview_glob_check(const char *pattern) {
-  if (pattern[0] == '\0' || strchr(pattern, '/') != NULL)
-    return -EINVAL;
-  return strlen(pattern) >= DP_DISKSTATS_NAME_MAX ? -ENAMETOOLONG : 0;
+/* The end of the bracket expression that opens at p ("[...]", fnmatch's
+ * rules: a leading '!' or '^', then a ']' first is literal, "[:class:]"
+ * inside), or NULL when it has no closing ']'. */
+static const char *bracket_end(const char *p) {
+  p++;
+  if (*p == '!' || *p == '^')
+    p++;
+  if (*p == ']')
+    p++;
+  for (; *p && *p != ']'; p++)
+    if (p[0] == '[' && p[1] == ':') {
+      const char *e = strstr(p + 2, ":]");
+      if (e == NULL)
+        return NULL;
+      p = e + 1;
+    }
+  return *p == ']' ? p : NULL;
+}
+
+int dp_devview_glob_check(const char *pattern, char *err, size_t errlen) {
+  if (pattern[0] == '\0')
+    return dp_errf(err, errlen, -EINVAL, "it is empty");
+  if (strchr(pattern, '/') != NULL)
+    return dp_errf(err, errlen, -EINVAL, "it is a path, not a device name");
+  if (strlen(pattern) >= DP_DISKSTATS_NAME_MAX)
+    return dp_errf(err, errlen, -ENAMETOOLONG,
+                   "it is longer than %d characters",
+                   DP_DISKSTATS_NAME_MAX - 1);
+  for (const char *p = pattern; *p; p++) {
+    if (*p == '\\') {
+      if (*++p == '\0')
+        return dp_errf(err, errlen, -EINVAL,
+                       "it ends in a lone backslash: not a valid glob");
+      continue;
+    }
+    if (*p == '[' && (p = bracket_end(p)) == NULL)
+      return dp_errf(err, errlen, -EINVAL,
+                     "a '[' has no closing ']': not a valid glob");
+  }
+  return 0;
 }
 
 int dp_devview_watch(dp_devview_t *v, const char *pattern) {
-  int rc = dp_devview_glob_check(pattern);
+  char err[128];
+  int rc = dp_devview_glob_check(pattern, err, sizeof(err));
   if (rc < 0)
     return rc;
   for (size_t i = 0; i < v->npatterns; i++)

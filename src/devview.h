@@ -33,11 +33,13 @@ int dp_devview_new(dp_devview_t **out, const char *path, size_t max_devices);
 void dp_devview_set_sysroot(dp_devview_t *v, const char *sysroot);
 
 /* Watches the devices matching a kernel-name glob ("sda", "nvme*n1");
- * a pattern already watched is ignored. -EINVAL for "" or a path (a '/'),
- * -ENAMETOOLONG, -ENOMEM. */
+ * a pattern already watched is ignored. -EINVAL for "", a path (a '/')
+ * or a glob fnmatch would not read as one (a '[' without its ']', a
+ * trailing backslash), -ENAMETOOLONG, -ENOMEM. */
 int dp_devview_watch(dp_devview_t *v, const char *pattern);
-/* The same checks without watching: 0, -EINVAL, -ENAMETOOLONG. */
-int dp_devview_glob_check(const char *pattern);
+/* The same checks without watching: 0, or -EINVAL / -ENAMETOOLONG with
+ * the reason in err ("a '[' has no closing ']': not a valid glob"). */
+int dp_devview_glob_check(const char *pattern, char *err, size_t errlen);
 size_t dp_devview_npatterns(const dp_devview_t *v);
 
 /* Where the probes' completed I/O on device `name` is counted (live

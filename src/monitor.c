@@ -825,6 +825,6 @@ void dp_monitor_free(dp_monitor_t *m) {
   free(m);
 }
 
-int dp_monitor_glob_check(const char *glob) {
-  return dp_devview_glob_check(glob);
+int dp_monitor_glob_check(const char *glob, char *err, size_t errlen) {
+  return dp_devview_glob_check(glob, err, errlen);
 }

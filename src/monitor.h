@@ -222,8 +222,9 @@ int dp_monitor_stop(dp_monitor_t *m);
 void dp_monitor_free(dp_monitor_t *m);
 
 /* DeviceStats: a kernel device name or glob ("sda", "nvme*n1"), not a
- * path. 0, -EINVAL, -ENAMETOOLONG (devview.h's rule, for config checks). */
-int dp_monitor_glob_check(const char *glob);
+ * path, a valid glob. 0, or -EINVAL / -ENAMETOOLONG with the reason in err
+ * (devview.h's rule, for config checks). */
+int dp_monitor_glob_check(const char *glob, char *err, size_t errlen);
 
 /* ---- the verdict, shared with replay ------------------------------------ */
 

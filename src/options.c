@@ -8,13 +8,33 @@
 #include <stdarg.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #define NS_PER_S 1000000000.0
 
-/* Path and Device: exactly one per target, absolute. */
+/* A path that exists and is not of the file type `want` (S_IFBLK,
+ * S_IFDIR): refused now, at `collectd -T`, with what it is. A path not
+ * there yet, and a regular file when `files_later` (a Device: the start
+ * refuses it, collectd_faults.sh's run-time case), are left to the
+ * start. 0 or -EINVAL + err. */
+static int refuse_kind(const dp_option_t *o, const char *val, unsigned want,
+                       int files_later, const char *what, char *err,
+                       size_t len) {
+  struct stat st;
+  if (stat(val, &st) != 0 || (st.st_mode & S_IFMT) == want ||
+      (files_later && S_ISREG(st.st_mode)))
+    return 0;
+  return dp_errf(err, len, -EINVAL,
+                 "Option \"%s\": value \"%s\" is invalid: it is %s, not a %s",
+                 o->key, val, dp_file_kind(st.st_mode), what);
+}
+
+/* Path and Device: exactly one per target, absolute; a Device that
+ * exists is a block device. */
 static int set_path(const dp_option_t *o, void *conf, const char *val,
                     char *err, size_t len) {
   dp_target_conf_t *t = conf;
+  int rc;
   if (t->has_path)
     return dp_errf(err, len, -EINVAL,
                    "Option \"%s\": the target already has a %s; give "
@@ -25,8 +45,12 @@ static int set_path(const dp_option_t *o, void *conf, const char *val,
                    "Option \"%s\": value \"%s\" is invalid: allowed "
                    "an absolute path",
                    o->key, val);
+  int device = strcasecmp(o->key, "Device") == 0;
+  if (device &&
+      (rc = refuse_kind(o, val, S_IFBLK, 1, "block device", err, len)) < 0)
+    return rc;
   snprintf(t->path, sizeof(t->path), "%s", val);
-  t->is_device = strcasecmp(o->key, "Device") == 0;
+  t->is_device = device;
   t->has_path = 1;
   return 0;
 }
@@ -39,6 +63,9 @@ static int set_state_dir(const dp_option_t *o, void *conf, const char *val,
                    "Option \"%s\": value \"%s\" is invalid: allowed "
                    "an absolute path",
                    o->key, val);
+  int rc = refuse_kind(o, val, S_IFDIR, 0, "directory", err, len);
+  if (rc < 0)
+    return rc;
   snprintf(c->state_dir, sizeof(c->state_dir), "%s", val);
   return 0;
 }

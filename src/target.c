@@ -46,17 +46,35 @@ int dp_target_open_block(const char *path, dp_target_t *t) {
   target_init(t);
   t->kind = DP_TARGET_BLOCK;
   snprintf(t->path, sizeof(t->path), "%s", path);
-  int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO at the path would block open() until a writer
+   * came, a character device may too; neither is opened for long. */
+  int fd = open(path, O_RDONLY | O_DIRECT | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
   if (fd < 0) {
     int e = errno;
+    if (e == EINVAL && stat(path, &st) == 0 && !S_ISBLK(st.st_mode))
+      return fail(t, -ENOTBLK, "%s is %s, not a block device", path,
+                  dp_file_kind(st.st_mode));
     if (e == EINVAL)
       return fail(t, -EINVAL, "device does not support O_DIRECT");
     return fail(t, -e, "cannot open device read-only: %s", strerror(e));
   }
-  struct stat st;
-  if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode)) {
+  if (fstat(fd, &st) < 0) {
+    int e = errno;
     close(fd);
-    return fail(t, -ENOTBLK, "not a block device");
+    return fail(t, -e, "cannot stat device: %s", strerror(e));
+  }
+  if (!S_ISBLK(st.st_mode)) {
+    close(fd);
+    return fail(t, -ENOTBLK, "%s is %s, not a block device", path,
+                dp_file_kind(st.st_mode));
+  }
+  /* a block device: reads wait for their data (the engine's are AIO) */
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+    int e = errno;
+    close(fd);
+    return fail(t, -e, "cannot clear O_NONBLOCK: %s", strerror(e));
   }
   uint64_t size = 0;
   int lbs = 0;

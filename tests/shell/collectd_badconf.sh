@@ -116,6 +116,20 @@ run_case "two targets, one probe file" 1 'Targets "a" and "b" both use /x/diskpr
  Path "/x/diskprobe.probe"
 </Target>'
 run_case "QueueDepth x BlockSize too large" 1 'QueueDepth 256 x BlockSize 67108864 needs 16384 MiB of I/O buffers; allowed at most 256 MiB' "$(printf '<Target "a">\n Path "/x"\n FileSize "1T"\n <Probe "p">\n  QueueDepth 256\n  BlockSize "64M"\n </Probe>\n</Target>')"
+# what a path is, at -T time: a Device that is no block device (opened,
+# a FIFO blocked the worker's open() for ever), a StateDir that is no
+# directory; a DeviceStats glob fnmatch would not read as one
+run_case "Device at a character device" 1 'Option "Device": value "/dev/null" is invalid: it is a character device, not a block device' '<Target "raw">
+ Device "/dev/null"
+</Target>'
+mkfifo "$d/fifo"
+run_case "Device at a FIFO" 1 'Option "Device": value "'"$d"'/fifo" is invalid: it is a FIFO (named pipe), not a block device' '<Target "raw">
+ Device "'"$d"'/fifo"
+</Target>'
+run_case "StateDir not a directory" 1 'Option "StateDir": value "/dev/null" is invalid: it is a character device, not a directory' 'StateDir "/dev/null"
+'"$good"
+run_case "DeviceStats invalid glob" 1 "Option \"DeviceStats\": value 1 is invalid (a '[' has no closing ']': not a valid glob)" 'DeviceStats "["
+'"$good"
 run_case "TypesDB missing" 1 'type "probe_latency" is not known: add TypesDB' "$good" no-typesdb
 
 finish collectd_badconf

@@ -10,7 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -121,6 +124,77 @@ static void test_unknown_keys(void **state) {
   assert_int_equal(dp_probe_conf_set(&p, "Depth", "4", err, sizeof(err)),
                    -ENOENT);
   assert_non_null(strstr(err, "QueueDepth"));
+}
+
+/* At `collectd -T`: a Device that is no block device, a StateDir that
+ * is no directory, each named as what it is; a path not there yet is
+ * left to the start. */
+static void test_refuses_file_kinds(void **state) {
+  (void)state;
+  dp_target_conf_t t;
+  dp_target_conf_init(&t, "d");
+  assert_int_equal(
+      dp_target_conf_set(&t, "Device", "/dev/null", err, sizeof(err)), -EINVAL);
+  assert_string_equal(err, "Option \"Device\": value \"/dev/null\" is "
+                           "invalid: it is a character device, not a block "
+                           "device");
+  assert_int_equal(t.has_path, 0);
+  char dir[] = "/tmp/dp-conf-XXXXXX", fifo[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_int_equal(dp_target_conf_set(&t, "Device", fifo, err, sizeof(err)),
+                   -EINVAL);
+  assert_non_null(strstr(err, "is a FIFO (named pipe), not a block device"));
+  assert_int_equal(dp_target_conf_set(&t, "Device", dir, err, sizeof(err)),
+                   -EINVAL);
+  assert_non_null(strstr(err, "is a directory, not a block device"));
+  /* a regular file, or not there (yet): the start says what it finds */
+  char file[64];
+  snprintf(file, sizeof(file), "%s/file", dir);
+  FILE *fp = fopen(file, "w");
+  assert_non_null(fp);
+  fclose(fp);
+  assert_int_equal(dp_target_conf_set(&t, "Device", file, err, sizeof(err)), 0);
+  dp_target_conf_init(&t, "d");
+  assert_int_equal(
+      dp_target_conf_set(&t, "Device", "/dev/dp-no-such", err, sizeof(err)), 0);
+
+  dp_plugin_conf_t c;
+  dp_plugin_conf_init(&c);
+  assert_int_equal(
+      dp_plugin_conf_set(&c, "StateDir", "/dev/null", err, sizeof(err)),
+      -EINVAL);
+  assert_string_equal(err, "Option \"StateDir\": value \"/dev/null\" is "
+                           "invalid: it is a character device, not a "
+                           "directory");
+  assert_int_equal(dp_plugin_conf_set(&c, "StateDir", fifo, err, sizeof(err)),
+                   -EINVAL);
+  assert_non_null(strstr(err, "is a FIFO (named pipe), not a directory"));
+  assert_int_equal(dp_plugin_conf_set(&c, "StateDir", dir, err, sizeof(err)),
+                   0);
+  assert_string_equal(c.state_dir, dir);
+  unlink(fifo);
+  unlink(file);
+  rmdir(dir);
+}
+
+/* The I/O buffer bound, for every front-end. */
+static void test_probe_buffer_bound(void **state) {
+  (void)state;
+  dp_probe_conf_t p;
+  dp_probe_conf_init(&p, "big");
+  assert_int_equal(dp_probe_conf_set(&p, "QueueDepth", "256", err, sizeof(err)),
+                   0);
+  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "1M", err, sizeof(err)),
+                   0);
+  assert_int_equal(dp_probe_conf_check(&p, err, sizeof(err)), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "64M", err, sizeof(err)),
+                   0);
+  assert_int_equal(dp_probe_conf_check(&p, err, sizeof(err)), -EINVAL);
+  assert_string_equal(err, "Probe \"big\" QueueDepth 256 x BlockSize 67108864 "
+                           "needs 16384 MiB of I/O buffers; allowed at most "
+                           "256 MiB per probe (lower QueueDepth or BlockSize)");
 }
 
 static void test_block_checks(void **state) {
@@ -290,6 +364,8 @@ static void test_duplicate_targets(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
+      cmocka_unit_test(test_refuses_file_kinds),
+      cmocka_unit_test(test_probe_buffer_bound),
       cmocka_unit_test(test_target_options),
       cmocka_unit_test(test_bad_values),
       cmocka_unit_test(test_unknown_keys),

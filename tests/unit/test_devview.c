@@ -57,6 +57,34 @@ static const char *const B =
     "   7 3 loop3 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
     "   8 16 sdb 10 0 80 2 0 0 0 0 0 2 2 0 0 0 0 0 0\n";
 
+/* DeviceStats globs are checked as fnmatch reads them, with a reason. */
+static void test_glob_check(void **state) {
+  (void)state;
+  static const char *const good[] = {"sda",       "nvme*n1", "sd[a-c]",
+                                     "sd[!a]*",   "sd[]a]",  "[[:alpha:]]*",
+                                     "md\\[0\\]", "loop?"};
+  char why[128];
+  for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+    if (dp_devview_glob_check(good[i], why, sizeof(why)) != 0)
+      fail_msg("\"%s\" refused: %s", good[i], why);
+  assert_int_equal(dp_devview_glob_check("[", why, sizeof(why)), -EINVAL);
+  assert_string_equal(why, "a '[' has no closing ']': not a valid glob");
+  assert_int_equal(dp_devview_glob_check("sd[a-", why, sizeof(why)), -EINVAL);
+  assert_int_equal(dp_devview_glob_check("[]", why, sizeof(why)), -EINVAL);
+  assert_int_equal(dp_devview_glob_check("[[:alpha]", why, sizeof(why)),
+                   -EINVAL);
+  assert_int_equal(dp_devview_glob_check("sda\\", why, sizeof(why)), -EINVAL);
+  assert_non_null(strstr(why, "lone backslash"));
+  assert_int_equal(dp_devview_glob_check("/dev/sda", why, sizeof(why)),
+                   -EINVAL);
+  assert_non_null(strstr(why, "a path"));
+  assert_int_equal(dp_devview_glob_check("", why, sizeof(why)), -EINVAL);
+  char lng[200];
+  memset(lng, 'a', sizeof(lng) - 1);
+  lng[sizeof(lng) - 1] = '\0';
+  assert_int_equal(dp_devview_glob_check(lng, why, sizeof(why)), -ENAMETOOLONG);
+}
+
 static void test_reads_share_and_empty(void **state) {
   (void)state;
   assert_non_null(mkdtemp(dir));
@@ -78,6 +106,7 @@ static void test_reads_share_and_empty(void **state) {
   assert_int_equal(dp_devview_npatterns(v), 2);
   assert_int_equal(dp_devview_watch(v, "/dev/vda"), -EINVAL);
   assert_int_equal(dp_devview_watch(v, ""), -EINVAL);
+  assert_int_equal(dp_devview_watch(v, "["), -EINVAL);
 
   write_snapshot(A);
   assert_int_equal(dp_devview_read(v, 2000000000ull, counter_of, NULL, &m), 0);
@@ -128,6 +157,7 @@ static void test_reads_share_and_empty(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reads_share_and_empty),
+      cmocka_unit_test(test_glob_check),
   };
   return cmocka_run_group_tests_name("devview", tests, NULL, NULL);
 }

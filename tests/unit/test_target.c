@@ -182,6 +182,45 @@ static void test_explicit_probe_path_and_new_dir(void **state) {
   assert_non_null(strstr(t.err, "cannot create directory"));
 }
 
+/* A Device at a FIFO or a character device: refused at once, named as
+ * what it is (opened without O_NONBLOCK, a FIFO blocked open() until a
+ * writer came: here a child, so a hang fails the test instead of it). */
+static void test_device_not_block(void **state) {
+  fx_t *f = *state;
+  char fifo[600];
+  snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  const char *paths[] = {fifo, "/dev/null"};
+  const char *says[] = {"is a FIFO (named pipe), not a block device",
+                        "is a character device, not a block device"};
+  for (size_t i = 0; i < 2; i++) {
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      dp_target_t t;
+      alarm(5); /* open() blocked: killed */
+      int rc = dp_target_open_block(paths[i], &t);
+      int ok = rc == -ENOTBLK && t.fd == -1 && strstr(t.err, says[i]) &&
+               strstr(t.err, paths[i]);
+      if (write(pfd[1], t.err, strlen(t.err)) < 0)
+        _exit(2);
+      _exit(ok ? 0 : 1);
+    }
+    close(pfd[1]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    char msg[300] = "";
+    ssize_t n = read(pfd[0], msg, sizeof(msg) - 1);
+    msg[n > 0 ? n : 0] = '\0';
+    close(pfd[0]);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+      fail_msg("%s: expected at once -ENOTBLK and '%s', got %s: %s", paths[i],
+               says[i], WIFEXITED(st) ? "a refusal" : "a hang", msg);
+  }
+}
+
 /* A symlink's text is the link maker's: a newline in it could forge a
  * log line; the message escapes it. */
 static void test_symlink_text_escaped(void **state) {
@@ -1046,6 +1085,7 @@ int main(void) {
       T(test_explicit_probe_path_and_new_dir),
       T(test_refuses_symlink),
       T(test_symlink_text_escaped),
+      T(test_device_not_block),
       T(test_refuses_foreign_file),
       T(test_refuses_hardlinked_probe_file),
       T(test_refuses_unsafe_directory),
