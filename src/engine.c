@@ -450,7 +450,10 @@ static long run_complete(dp_engine_t *e, run_t *r, const struct io_event *ev,
                                 memory_order_relaxed);
   }
   if (got < 0) {
-    res->err_io++;
+    if (got == -ENOSPC || got == -EDQUOT)
+      res->err_nospace++;
+    else
+      res->err_io++;
     if (!res->first_error)
       res->first_error = (int)got;
   } else if ((unsigned long)got != j->block_size) {
@@ -481,7 +484,8 @@ static void run_replace(dp_engine_t *e, run_t *r, size_t slot, uint64_t now) {
   const dp_result_t *res = r->res;
   if (r->phase != PHASE_RUN)
     return;
-  if (stop_asked(r) || res->err_io + res->err_short >= MAX_ERRORS) {
+  if (stop_asked(r) ||
+      res->err_io + res->err_short + res->err_nospace >= MAX_ERRORS) {
     run_abandon(r, now);
     return;
   }

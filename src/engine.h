@@ -99,7 +99,11 @@ typedef struct {
   double lat_min_s, lat_mean_s, lat_p50_s, lat_p90_s, lat_p99_s, lat_p999_s,
       lat_max_s;
   double achieved_qd;   /* Little's law: iops * lat_mean_s */
-  uint64_t err_io;      /* completions with a negative res (EIO, ...) */
+  uint64_t err_io;      /* completions with a negative res (EIO, ...) but */
+  uint64_t err_nospace; /* -ENOSPC or -EDQUOT, counted here: a write into a
+                           full copy-on-write filesystem or thin volume
+                           (an overwrite needs free space), not a disk's
+                           error */
   uint64_t err_short;   /* completions that moved fewer bytes than asked */
   uint64_t err_timeout; /* I/Os found older than timeout_ns */
   int stalled;     /* 1: ended with I/O still outstanding, either older than

@@ -62,6 +62,15 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
              (unsigned long long)ev->result->err_short,
              ev->err ? strerror(-ev->err) : "short read");
     return LOG_ERR;
+  case DP_SCHED_NO_SPACE:
+    snprintf(buf, len,
+             "target \"%s\" (%s): probe \"%s\": %llu writes refused with "
+             "ENOSPC (no space left on device): the filesystem is full (a "
+             "copy-on-write filesystem or thin volume needs free space to "
+             "overwrite); not a disk error",
+             tn, path, ev->probe_name,
+             (unsigned long long)ev->result->err_nospace);
+    return LOG_WARNING;
   case DP_SCHED_STALL_BEGAN:
     snprintf(buf, len,
              "target \"%s\" (%s): device %s stalled: %u I/O outstanding for "

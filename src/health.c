@@ -320,7 +320,7 @@ void dp_health_set_failslow(dp_health_t *h, size_t i, int flagged,
 typedef struct {
   double u[DP_HEALTH_PROBES_MAX]; /* uniform: p50 / base p50 */
   double b[DP_HEALTH_PROBES_MAX]; /* bursty: min(mean, 1/IOPS) ratios */
-  int stalled, errors;            /* any probe of the round */
+  int stalled, errors, nospace;   /* any probe of the round */
 } round_ratios_t;
 
 /* The verdict before any rule: the level it comes from, nothing fired. */
@@ -338,7 +338,7 @@ static void round_ratios(const dp_health_t *h, const target_t *t,
                          const dp_health_obs_t *obs, dp_health_verdict_t *v,
                          round_ratios_t *r) {
   unsigned learned = UINT32_MAX;
-  r->stalled = r->errors = 0;
+  r->stalled = r->errors = r->nospace = 0;
   for (size_t k = 0; k < t->nprobes; k++) {
     const probe_t *p = &t->probes[k];
     const dp_health_obs_t *o = &obs[k];
@@ -349,6 +349,7 @@ static void round_ratios(const dp_health_t *h, const target_t *t,
       learned = p->st[ST_P50].n;
     r->stalled |= o->stalled;
     r->errors |= o->errors > 0;
+    r->nospace |= o->nospace > 0;
     v->p50_s[k] = o->p50_s;
     v->iops[k] = o->iops;
     r->u[k] = r->b[k] = NAN;
@@ -448,7 +449,10 @@ static void round_verdict(target_t *t, dp_health_level_t base,
   v->rule[DP_RULE_CEILING] = t->ceil_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->rule[DP_RULE_PEERS] = t->peer_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->rule[DP_RULE_STALL] = r->stalled ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
-  v->rule[DP_RULE_ERRORS] = r->errors ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
+  /* a full filesystem refusing writes is not a failing disk */
+  v->rule[DP_RULE_ERRORS] = r->errors    ? DP_HEALTH_FAILURE
+                            : r->nospace ? DP_HEALTH_WARNING
+                                         : DP_HEALTH_OK;
   v->rule[DP_RULE_FAILSLOW] = t->failslow_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->level = DP_HEALTH_OK;
   v->why = DP_RULE_BASELINE;
@@ -457,8 +461,10 @@ static void round_verdict(target_t *t, dp_health_level_t base,
       v->level = v->rule[k];
       v->why = (dp_health_rule_t)k;
     }
-  v->why_detail =
-      v->why == DP_RULE_BASELINE ? base_detail : dp_health_rule_name(v->why);
+  v->why_detail = v->why == DP_RULE_BASELINE ? base_detail
+                  : v->why == DP_RULE_ERRORS && !r->errors
+                      ? "no-space"
+                      : dp_health_rule_name(v->why);
   v->changed = v->level != v->prev_level;
   t->level = v->level;
 }
@@ -468,7 +474,8 @@ static void round_learn(const dp_health_t *h, target_t *t,
                         const dp_health_obs_t *obs,
                         const dp_health_verdict_t *v, const round_ratios_t *r) {
   unsigned cap = h->c.horizon_rounds;
-  if (v->rule[DP_RULE_BASELINE] != DP_HEALTH_OK || r->stalled || r->errors)
+  if (v->rule[DP_RULE_BASELINE] != DP_HEALTH_OK || r->stalled || r->errors ||
+      r->nospace)
     return;
   for (size_t k = 0; k < t->nprobes; k++)
     if (usable(&obs[k])) {
@@ -495,19 +502,21 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
 
 static void pending_reset(target_t *t) {
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
-    t->pending[k] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0};
+    t->pending[k] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0};
   t->pending_any = 0;
 }
 
 int dp_health_feed(dp_health_t *h, size_t i, size_t probe, double p50_s,
                    double mean_s, double iops, int stalled, uint64_t errors,
-                   int last_in_round, dp_health_verdict_t *v) {
+                   uint64_t nospace, int last_in_round,
+                   dp_health_verdict_t *v) {
   target_t *t = &h->t[i];
   if (!t->pending_any)
     pending_reset(t);
   t->pending_any = 1;
   if (probe < t->nprobes)
-    t->pending[probe] = (dp_health_obs_t){p50_s, mean_s, iops, stalled, errors};
+    t->pending[probe] =
+        (dp_health_obs_t){p50_s, mean_s, iops, stalled, errors, nospace};
   if (!last_in_round)
     return 0;
   dp_health_obs_t obs[DP_HEALTH_PROBES_MAX];
@@ -532,9 +541,9 @@ static void fmt_s(double x, char *buf, size_t len) {
     snprintf(buf, len, "%.3g us", x * 1e6);
 }
 
-void dp_health_describe(const dp_health_t *h, size_t i,
-                        const dp_health_verdict_t *v, char *buf, size_t len) {
-  const target_t *t = &h->t[i];
+/* The verdict's words without the target: level, rule, probe, figures. */
+static void describe_what(const dp_health_t *h, const target_t *t,
+                          const dp_health_verdict_t *v, char *buf, size_t len) {
   const dp_health_conf_t *c = &h->c;
   const char *lvl = v->level == DP_HEALTH_FAILURE   ? "FAILURE"
                     : v->level == DP_HEALTH_WARNING ? "WARNING"
@@ -546,18 +555,14 @@ void dp_health_describe(const dp_health_t *h, size_t i,
   if (v->level == DP_HEALTH_OK) {
     /* no "nanx": a slowdown is said only where there is one */
     if (!v->armed)
-      snprintf(buf, len,
-               "target %s (%s): %s: learning its baseline (%u of %u rounds)",
-               t->name, dp_media_name(t->media),
+      snprintf(buf, len, "%s: learning its baseline (%u of %u rounds)",
                v->changed ? "OKAY: back to normal" : "OK", v->baseline_rounds,
                c->arm_rounds);
     else if (v->changed)
-      snprintf(buf, len,
-               "target %s (%s): OKAY: back to its baseline (slowdown %.2fx)",
-               t->name, dp_media_name(t->media), v->slowdown);
+      snprintf(buf, len, "OKAY: back to its baseline (slowdown %.2fx)",
+               v->slowdown);
     else
-      snprintf(buf, len, "target %s (%s): OK: slowdown %.2fx its baseline",
-               t->name, dp_media_name(t->media), v->slowdown);
+      snprintf(buf, len, "OK: slowdown %.2fx its baseline", v->slowdown);
     return;
   }
   switch (v->why) {
@@ -574,51 +579,68 @@ void dp_health_describe(const dp_health_t *h, size_t i,
       snprintf(thr, sizeof(thr), "threshold %gx in 3 of 3 rounds", c->fail);
     else {
       snprintf(buf, len,
-               "target %s (%s): WARNING, recovering: slowdown %.2fx, held "
-               "until %u rounds in a row below %gx",
-               t->name, dp_media_name(t->media), v->slowdown, c->clear_rounds,
-               c->clear);
+               "WARNING, recovering: slowdown %.2fx, held until %u rounds in a "
+               "row below %gx",
+               v->slowdown, c->clear_rounds, c->clear);
       return;
     }
     fmt_s(v->base_p50_s[k], base, sizeof(base));
     fmt_s(v->p50_s[k], now, sizeof(now));
     snprintf(buf, len,
-             "target %s (%s): %s by %s: probe %s at %.2fx its baseline (p50 "
-             "%s vs %s, IOPS %.0f vs %.0f); %s",
-             t->name, dp_media_name(t->media), lvl, v->why_detail,
-             t->probes[k].name, v->probe_slowdown[k], now, base, v->iops[k],
-             v->base_iops[k], thr);
+             "%s by %s: probe %s at %.2fx its baseline (p50 %s vs %s, IOPS "
+             "%.0f vs %.0f); %s",
+             lvl, v->why_detail, t->probes[k].name, v->probe_slowdown[k], now,
+             base, v->iops[k], v->base_iops[k], thr);
     return;
   case DP_RULE_CEILING:
     fmt_s(v->ceiling_s, base, sizeof(base));
     snprintf(buf, len,
-             "target %s (%s): %s by ceiling: probe %s p50 %s above the "
-             "ceiling %s for %u rounds",
-             t->name, dp_media_name(t->media), lvl, t->probes[0].name, now,
-             base, c->ceiling_rounds);
+             "%s by ceiling: probe %s p50 %s above the ceiling %s for %u "
+             "rounds",
+             lvl, t->probes[0].name, now, base, c->ceiling_rounds);
     return;
   case DP_RULE_PEERS:
     snprintf(buf, len,
-             "target %s (%s%s%s): %s by peers: probe %s p50 %s, %.2fx the "
-             "median of its peers for %u rounds (threshold %gx)",
-             t->name, dp_media_name(t->media), t->model[0] ? ", " : "",
-             t->model, lvl, t->probes[0].name, now, v->peer_ratio,
-             c->peer_rounds, c->peer_ratio);
+             "%s by peers: probe %s p50 %s, %.2fx the median of its peers for "
+             "%u rounds (threshold %gx)",
+             lvl, t->probes[0].name, now, v->peer_ratio, c->peer_rounds,
+             c->peer_ratio);
     return;
   case DP_RULE_FAILSLOW:
     snprintf(buf, len,
-             "target %s (%s%s%s): %s by failslow: its disk is %.2fx slower "
-             "than its %zu peers at the same load",
-             t->name, dp_media_name(t->media), t->model[0] ? ", " : "",
-             t->model, lvl, t->failslow_score, t->failslow_peers);
+             "%s by failslow: its disk is %.2fx slower than its %zu peers at "
+             "the same load",
+             lvl, t->failslow_score, t->failslow_peers);
+    return;
+  case DP_RULE_ERRORS:
+    if (strcmp(v->why_detail, "no-space") == 0) {
+      snprintf(buf, len,
+               "%s by errors: no space left on device (ENOSPC): writes "
+               "refused, the filesystem is full (a copy-on-write filesystem "
+               "or thin volume needs free space to overwrite); not a disk "
+               "error",
+               lvl);
+      return;
+    }
+    snprintf(buf, len, "%s by errors: I/O errors", lvl);
     return;
   case DP_RULE_STALL:
-  case DP_RULE_ERRORS:
   default:
-    snprintf(buf, len, "target %s (%s): %s by %s", t->name,
-             dp_media_name(t->media), lvl,
-             v->why == DP_RULE_STALL ? "stall: I/O stalled"
-                                     : "errors: I/O errors");
+    snprintf(buf, len, "%s by stall: I/O stalled", lvl);
     return;
   }
+}
+
+void dp_health_describe(const dp_health_t *h, size_t i,
+                        const dp_health_verdict_t *v, char *buf, size_t len) {
+  const target_t *t = &h->t[i];
+  /* the figures first: a notification cut at collectd's 256 bytes loses
+   * the target's name (its plugin instance says it) before them */
+  char what[512];
+  describe_what(h, t, v, what, sizeof(what));
+  int model = t->model[0] &&
+              (v->why == DP_RULE_PEERS || v->why == DP_RULE_FAILSLOW) &&
+              v->level != DP_HEALTH_OK;
+  snprintf(buf, len, "%s; target %s (%s%s%s)", what, t->name,
+           dp_media_name(t->media), model ? ", " : "", model ? t->model : "");
 }

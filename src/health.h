@@ -77,7 +77,10 @@
  *   moves them all.
  *
  * Stalls and I/O errors: FAILURE at once ("stall", "errors"); cleared by
- *   the first round without them.
+ *   the first round without them. Writes refused with ENOSPC/EDQUOT (a
+ *   full copy-on-write filesystem or thin volume: an overwrite needs free
+ *   space) are no disk error: WARNING by "errors", detail "no-space",
+ *   said as such; such a round teaches the baseline nothing.
  *
  * The target's level is the worst of its rules. Not thread-safe: one
  * caller (the plugin feeds it from its read callback).
@@ -132,7 +135,8 @@ void dp_health_conf_init(dp_health_conf_t *c);
 typedef struct {
   double p50_s, mean_s, iops; /* NaN or 0 when nothing completed */
   int stalled;
-  uint64_t errors; /* I/O errors + short transfers in this round */
+  uint64_t errors;  /* I/O errors + short transfers in this round */
+  uint64_t nospace; /* writes refused for want of space (ENOSPC, EDQUOT) */
 } dp_health_obs_t;
 
 /* A target's verdict after a round. */
@@ -214,14 +218,16 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
  */
 int dp_health_feed(dp_health_t *h, size_t i, size_t probe, double p50_s,
                    double mean_s, double iops, int stalled, uint64_t errors,
-                   int last_in_round, dp_health_verdict_t *v);
+                   uint64_t nospace, int last_in_round, dp_health_verdict_t *v);
 
 /*
  * The verdict in words, for notifications and replays: level, rule, the
- * probe and its figures against the baseline, and the threshold, e.g.
- *   target db (ssd): WARNING by warn-fast: probe randread-qd1 at 10.2x its
- *   baseline (p50 1.21 ms vs 0.118 ms, IOPS 812 vs 8120); threshold 4x in
- *   2 of 2 rounds
+ * probe and its figures against the baseline, and the threshold first,
+ * then the target (a cut at collectd's 256-byte notification loses the
+ * least), e.g.
+ *   WARNING by warn-fast: probe randread-qd1 at 10.20x its baseline (p50
+ *   1.21 ms vs 118 us, IOPS 812 vs 8120); threshold 4x in 2 of 2 rounds;
+ *   target db (ssd)
  */
 void dp_health_describe(const dp_health_t *h, size_t i,
                         const dp_health_verdict_t *v, char *buf, size_t len);

@@ -228,7 +228,7 @@ int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
   dp_health_verdict_t v;
   if (i >= m->ntargets ||
       !dp_health_feed(m->health, i, o->probe, o->p50_s, o->mean_s, o->iops,
-                      o->stalled, o->errors, o->last_in_round, &v))
+                      o->stalled, o->errors, o->nospace, o->last_in_round, &v))
     return 0;
   emit_verdict_values(m, i, &v, wall_ns, interval_ns);
   char words[800], device[64];
@@ -250,8 +250,9 @@ int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
   }
   if (v.changed) {
     char msg[1024];
-    snprintf(msg, sizeof(msg), "diskprobe: host %s, device %s: %s", m->host,
-             device, words);
+    /* the words' figures first, where a cut at 256 bytes keeps them */
+    snprintf(msg, sizeof(msg), "diskprobe: %s on device %s, host %s", words,
+             device, m->host);
     emit_notice(m, severity_of(v.level), m->target_names[i], "health",
                 dp_health_rule_name(v.why), msg, wall_ns);
   }
@@ -475,6 +476,7 @@ size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
     dp_monitor_obs_t o = dp_monitor_obs(
         s->probe, r->ops, r->stalled, r->iops, r->lat_p50_s, r->lat_mean_s,
         r->err_io + r->err_short, s->last_in_round);
+    o.nospace = r->err_nospace;
     dp_monitor_feed(m, s->target, &o, s->round, tm, s->interval_ns, NULL);
   }
   return n;

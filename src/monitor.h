@@ -234,7 +234,9 @@ typedef struct {
   size_t probe;
   double p50_s, mean_s, iops; /* iops NaN: not measured */
   int stalled;
-  uint64_t errors; /* I/O errors + short transfers */
+  uint64_t errors;  /* I/O errors + short transfers */
+  uint64_t nospace; /* writes refused with ENOSPC/EDQUOT (0 from
+                       dp_monitor_obs: set it after) */
   int last_in_round;
 } dp_monitor_obs_t;
 

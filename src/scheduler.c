@@ -656,6 +656,12 @@ static void sample_add(dp_sched_t *s, target_t *t, size_t i,
     ev.err = r->first_error;
     emit(s, &ev);
   }
+  if (r->err_nospace > 0) {
+    dp_sched_event_t ev = event_of(s, DP_SCHED_NO_SPACE, t);
+    ev.probe_name = ps->conf.name;
+    ev.result = r;
+    emit(s, &ev);
+  }
 }
 
 /* Probe i stalled: the worker is fenced until its I/O drains. Said at

@@ -126,6 +126,9 @@ typedef enum {
                               probe, outstanding = its QueueDepth,
                               timeout_ns, stall_ns = how old its oldest I/O
                               got */
+  DP_SCHED_NO_SPACE,       /* a probe's writes were refused for want of
+                              space (result->err_nospace): a full
+                              filesystem, not a disk error */
 } dp_sched_event_kind_t;
 
 typedef struct {
@@ -136,7 +139,8 @@ typedef struct {
   const char *device;        /* kernel name of the device, or "unknown" */
   const char *disk;          /* the worker's disk ("vda", "253:4", "?") */
   const char *probe_name;    /* probe events, else NULL */
-  const dp_result_t *result; /* IO_ERRORS, STALL_BEGAN; hist may be NULL */
+  const dp_result_t *result; /* IO_ERRORS, STALL_BEGAN, NO_SPACE; hist may
+                                be NULL */
   const char *msg;           /* OPEN_FAILED, PROBE_FAILED: the cause */
   int err;                   /* negative errno, or 0 */
   unsigned repeated;         /* OPEN_FAILED: consecutive failures, 1.. */

@@ -7,7 +7,8 @@
  * setters; the job is built by dp_job_build, as the scheduler's is.
  *
  * Exit status: 0 on success, 1 when the probe could not run or saw I/O
- * errors or a stall, 2 on a usage error. Failures print one line on stderr.
+ * errors, writes refused for want of space or a stall, 2 on a usage
+ * error. Failures print one line on stderr.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -170,6 +171,13 @@ static int run_status(const char *path, const dp_result_t *r,
             (unsigned long long)r->err_io, (unsigned long long)r->err_short,
             r->first_error ? ": " : "",
             r->first_error ? strerror(-r->first_error) : "");
+    return 1;
+  }
+  if (r->err_nospace) {
+    fprintf(stderr,
+            "diskprobe: %s: %llu writes refused with ENOSPC (no space left "
+            "on device): the filesystem is full, not a disk error\n",
+            path, (unsigned long long)r->err_nospace);
     return 1;
   }
   return 0;

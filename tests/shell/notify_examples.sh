@@ -104,8 +104,8 @@ run() { # run [ARGS...] < input: the script's logger calls in $d/logger.out
 calls() { grep -c -- '--end--' "$LOGGER_OUT"; }
 msg() { sed -n 6p "$LOGGER_OUT"; } # -t diskprobe -p PRIO -- MESSAGE
 
-printf 'Severity: FAILURE\nTime: 1700000000.123\nHost: db1\nPlugin: diskprobe\nPluginInstance: data\nType: health\nTypeInstance: baseline\n\ndiskprobe: host db1, device sdb: target data (ssd): FAILURE by fail: probe randread-qd1 at 9.1x its baseline\n' | run
-want='diskprobe[FAILURE] host=db1 target=data type=health rule=baseline: diskprobe: host db1, device sdb: target data (ssd): FAILURE by fail: probe randread-qd1 at 9.1x its baseline'
+printf 'Severity: FAILURE\nTime: 1700000000.123\nHost: db1\nPlugin: diskprobe\nPluginInstance: data\nType: health\nTypeInstance: baseline\n\ndiskprobe: FAILURE by fail: probe randread-qd1 at 9.1x its baseline; target data (ssd) on device sdb, host db1\n' | run
+want='diskprobe[FAILURE] host=db1 target=data type=health rule=baseline: diskprobe: FAILURE by fail: probe randread-qd1 at 9.1x its baseline; target data (ssd) on device sdb, host db1'
 if [ "$(calls)" = 1 ] && [ "$(sed -n 1,5p "$LOGGER_OUT" | tr '\n' ' ')" = "-t diskprobe -p daemon.crit -- " ] &&
   [ "$(msg)" = "$want" ]; then
   pass "script: FAILURE health notification -> one daemon.crit line: $(msg)"

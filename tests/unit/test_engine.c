@@ -56,7 +56,7 @@
 
 /* ---- the fake kernel ---------------------------------------------------- */
 
-enum mode { OK, EIO_ALL, SHORT_ALL, HANG, EIO_EVERY_3RD };
+enum mode { OK, EIO_ALL, SHORT_ALL, HANG, EIO_EVERY_3RD, ENOSPC_ALL };
 static struct {
   enum mode mode;
   int setup_rc;
@@ -182,6 +182,8 @@ int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
       res = -EIO;
     else if (fk.mode == SHORT_ALL)
       res = bytes / 2;
+    else if (fk.mode == ENOSPC_ALL)
+      res = -ENOSPC;
     memset(&ev[n], 0, sizeof(ev[n]));
     ev[n].obj = cb;
     ev[n].res = (unsigned long)res; /* as the kernel does: -errno in a ulong */
@@ -443,6 +445,23 @@ static void test_eio_completions_counted(void **state) {
   /* stops after MAX_ERRORS, does not spin */
   EXPECT_RANGE(r.err_io, 16, 39, "err_io");
   EXPECT_EQ(r.first_error, -EIO, "first_error");
+  EXPECT_EQ(r.stalled, 0, "stalled");
+  EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding");
+}
+
+/* A full copy-on-write filesystem refuses overwrites with ENOSPC: counted
+ * apart from I/O errors (the disk is fine), and the probe still stops. */
+static void test_enospc_counted_apart(void **state) {
+  dp_engine_t *e = *state;
+  fk.mode = ENOSPC_ALL;
+  dp_job_t j = job(4, 100);
+  j.pattern = DP_PATTERN_RANDWRITE;
+  dp_result_t r;
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(r.ops, 0, "ops counted");
+  EXPECT_EQ(r.err_io, 0, "err_io");
+  EXPECT_RANGE(r.err_nospace, 16, 39, "err_nospace");
+  EXPECT_EQ(r.first_error, -ENOSPC, "first_error");
   EXPECT_EQ(r.stalled, 0, "stalled");
   EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding");
 }
@@ -741,6 +760,7 @@ int main(void) {
       T(test_some_eio_rest_counted),
       T(test_short_transfers_counted),
       T(test_short_writes_counted),
+      T(test_enospc_counted_apart),
       T(test_eagain_storm_retried),
       T(test_eagain_forever_fails),
       T(test_enomem_retried_then_fails),

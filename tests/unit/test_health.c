@@ -488,6 +488,72 @@ static void test_stall_and_errors_immediate(void **state) {
   dp_health_free(h);
 }
 
+/* Writes refused with ENOSPC (a full copy-on-write filesystem or thin
+ * volume): a WARNING that says the filesystem is full, not a FAILURE by
+ * I/O errors; such a round teaches the baseline nothing. Real I/O errors
+ * with it are still a FAILURE. */
+static void test_nospace_warns(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  healthy(o, 0);
+  o[1].nospace = 16;
+  o[1].iops = NAN; /* nothing completed: not measured */
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  assert_int_equal(v.why, DP_RULE_ERRORS);
+  assert_int_equal(v.rule[DP_RULE_ERRORS], DP_HEALTH_WARNING);
+  assert_string_equal(v.why_detail, "no-space");
+  char words[400];
+  dp_health_describe(h, 0, &v, words, sizeof(words));
+  if (strstr(words, "WARNING by errors: no space left on device (ENOSPC)") !=
+          words ||
+      strstr(words, "the filesystem is full") == NULL ||
+      strstr(words, "I/O errors") != NULL)
+    fail_msg("words: %s", words);
+  o[0].errors = 2;
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_FAILURE);
+  assert_string_equal(v.why_detail, "errors");
+  healthy(o, 0);
+  assert_int_equal(feed(h, 0, o).level, DP_HEALTH_OK);
+  dp_health_free(h);
+}
+
+/* The figures come first: a target name of 63 characters (and, in the
+ * notification, a long FQDN after it) cannot push them past collectd's
+ * 256-byte cut. */
+static void test_describe_figures_first(void **state) {
+  (void)state;
+  dp_health_conf_t c;
+  dp_health_conf_init(&c);
+  dp_health_t *h;
+  assert_int_equal(dp_health_new(&h, &c, 1), 0);
+  char name[64];
+  memset(name, 'n', 63);
+  name[63] = '\0';
+  assert_int_equal(
+      dp_health_set_target(h, 0, name, 2, names2, keys2, DP_MEDIA_SSD, "M", 0),
+      0);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  slowed(o, 10, 0);
+  feed(h, 0, o);
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_string_equal(v.why_detail, "warn-fast");
+  char words[600];
+  dp_health_describe(h, 0, &v, words, sizeof(words));
+  const char *fig = strstr(words, "IOPS");
+  const char *tgt = strstr(words, name);
+  if (strncmp(words, "WARNING by warn-fast: probe randread-qd", 39) != 0 ||
+      fig == NULL || fig - words > 120 || tgt == NULL || tgt < fig ||
+      strstr(words, "threshold 4x") == NULL ||
+      strstr(words, "threshold 4x") - words > 200)
+    fail_msg("figures not first: %s", words);
+  dp_health_free(h);
+}
+
 /* The disk under target 1 flagged fail-slow among its peers: target 1
  * WARNING by failslow from its next round (with the score and the peers
  * in the words), target 0 untouched; unflagged: OK at the next round. */
@@ -554,6 +620,8 @@ int main(void) {
       cmocka_unit_test(test_media_classes_and_ceiling),
       cmocka_unit_test(test_peers),
       cmocka_unit_test(test_stall_and_errors_immediate),
+      cmocka_unit_test(test_nospace_warns),
+      cmocka_unit_test(test_describe_figures_first),
       cmocka_unit_test(test_failslow_rule),
       cmocka_unit_test(test_bad_conf),
   };

@@ -148,11 +148,11 @@ static unsigned long fk_submitted(void) {
 
 static struct {
   pthread_mutex_t lock;
-  unsigned n[DP_SCHED_TIMEOUT_SHORT + 1];
+  unsigned n[DP_SCHED_NO_SPACE + 1];
   uint64_t stall_ns;
   char last_msg[256];
-  char line[DP_SCHED_TIMEOUT_SHORT + 1][1024]; /* the last log line of each */
-  uint64_t laid_at[4];                         /* fake clock, per target */
+  char line[DP_SCHED_NO_SPACE + 1][1024]; /* the last log line of each */
+  uint64_t laid_at[4];                    /* fake clock, per target */
 } evs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void on_event(const dp_sched_event_t *ev, void *arg) {
