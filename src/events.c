@@ -114,10 +114,14 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
     return LOG_INFO;
   case DP_SCHED_PROBE_SKIPPED:
     snprintf(buf, len,
-             "target \"%s\" (%s): probe \"%s\" skipped: a single read took "
-             "%.3g s, longer than its %.3g s budget; not putting %u more I/Os "
-             "in flight on a disk this slow.",
-             tn, path, ev->probe_name, (double)ev->busy_ns / 1e9,
+             "target \"%s\" (%s): probe \"%s\" skipped: a single %s of "
+             "probe \"%s\" took %.3g s (its p50 this round), longer than "
+             "its %.3g s budget; not putting %u more I/Os in flight on a "
+             "disk this slow.",
+             tn, path, ev->probe_name,
+             ev->result && dp_pattern_writes(ev->result->pattern) ? "write"
+                                                                  : "read",
+             ev->by_probe ? ev->by_probe : "?", (double)ev->busy_ns / 1e9,
              (double)ev->timeout_ns / 1e9, ev->outstanding);
     return LOG_WARNING;
   case DP_SCHED_TIMEOUT_SHORT:

@@ -562,24 +562,39 @@ typedef enum {
   ROUND_ABANDON, /* shutting down: a round cut short is not a measurement */
 } round_step_t;
 
+/* The kinds of I/O whose latencies judge each other: reads, writes,
+ * writes made durable one by one (syncwrite). */
+enum { LAT_READ, LAT_WRITE, LAT_SYNCWRITE, LAT_KINDS };
+static int lat_kind(dp_pattern_t p) {
+  return p == DP_PATTERN_SYNCWRITE ? LAT_SYNCWRITE
+         : dp_pattern_writes(p)    ? LAT_WRITE
+                                   : LAT_READ;
+}
+
 /* A round in progress. */
 typedef struct {
   dp_sched_sample_t smp[DP_PROBES_MAX];
   size_t n;
   uint64_t busy_ns;
   uint64_t ran_ns; /* the scaled Durations of the probes that ran */
-  double single_s; /* the slowest p50 of the round so far */
+  /* the slowest p50 of the round so far of each kind of I/O (lat_kind),
+   * and the probe that measured it */
+  double single_s[LAT_KINDS];
+  const char *single_by[LAT_KINDS];
 } round_t;
 
 /* A deep probe that could not complete one I/O per queue slot within its
- * duration at the round's slowest p50 so far measures nothing: skipped. */
-static int deep_on_slow_disk(const dp_job_t *job, double single_s) {
+ * duration at the round's slowest p50 so far of its own kind of I/O (a
+ * read probe by the reads: a syncwrite's flush says nothing of a read)
+ * measures nothing: skipped. */
+static int deep_on_slow_disk(const dp_job_t *job, const round_t *rd) {
   return job->queue_depth > 1 && job->duration_ns > 0 &&
-         single_s * 1e9 > (double)job->duration_ns;
+         rd->single_s[lat_kind(job->pattern)] * 1e9 > (double)job->duration_ns;
 }
 
 static void probe_skip(dp_sched_t *s, target_t *t, const probe_t *ps,
-                       const dp_job_t *job, double single_s, dp_result_t *r) {
+                       const dp_job_t *job, const round_t *rd, dp_result_t *r) {
+  int k = lat_kind(job->pattern);
   memset(r, 0, sizeof(*r));
   r->pattern = job->pattern;
   r->block_size = job->block_size;
@@ -587,7 +602,9 @@ static void probe_skip(dp_sched_t *s, target_t *t, const probe_t *ps,
   result_unmeasured(r);
   dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_SKIPPED, t);
   ev.probe_name = ps->conf.name;
-  ev.busy_ns = (uint64_t)(single_s * 1e9);
+  ev.busy_ns = (uint64_t)(rd->single_s[k] * 1e9);
+  ev.by_probe = rd->single_by[k];
+  ev.result = r; /* its pattern: a read or a write probe */
   ev.timeout_ns = job->duration_ns;
   ev.outstanding = job->queue_depth;
   emit(s, &ev);
@@ -597,15 +614,15 @@ static void probe_skip(dp_sched_t *s, target_t *t, const probe_t *ps,
  * (said as PROBE_FAILED). A probe that ran and failed returns 0: its
  * result says what went wrong. */
 static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t,
-                         const probe_t *ps, double single_s, dp_result_t *r,
+                         const probe_t *ps, const round_t *rd, dp_result_t *r,
                          uint64_t *ran_ns) {
   dp_job_t job;
   char err[256];
   dp_probe_conf_t pc = ps->conf; /* its Duration within DutyCycle */
   pc.duration_ns = dp_sched_scaled_ns(pc.duration_ns, t->scale);
   int rc = dp_job_build(&pc, &t->t, t->conf.timeout_ns, &job, err, sizeof(err));
-  if (rc == 0 && deep_on_slow_disk(&job, single_s)) {
-    probe_skip(s, t, ps, &job, single_s, r);
+  if (rc == 0 && deep_on_slow_disk(&job, rd)) {
+    probe_skip(s, t, ps, &job, rd, r);
     return 0;
   }
   if (rc == 0) {
@@ -631,8 +648,11 @@ static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t,
 static void sample_add(dp_sched_t *s, target_t *t, size_t i,
                        const dp_result_t *r, round_t *rd) {
   probe_t *ps = &t->probes[i];
-  if (r->ops > 0 && r->lat_p50_s > rd->single_s)
-    rd->single_s = r->lat_p50_s;
+  int k = lat_kind(r->pattern);
+  if (r->ops > 0 && r->lat_p50_s > rd->single_s[k]) {
+    rd->single_s[k] = r->lat_p50_s;
+    rd->single_by[k] = ps->conf.name;
+  }
   rd->busy_ns += (uint64_t)(r->wall_s * 1e9);
   ps->err_io_total += r->err_io;
   ps->err_short_total += r->err_short;
@@ -697,7 +717,7 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
   if (atomic_load(&s->stop))
     return ROUND_ABANDON;
   dp_result_t r;
-  if (probe_measure(s, w, t, &t->probes[i], rd->single_s, &r, &rd->ran_ns) < 0)
+  if (probe_measure(s, w, t, &t->probes[i], rd, &r, &rd->ran_ns) < 0)
     return ROUND_RESET; /* what did run still counts */
   if (atomic_load(&s->stop))
     return ROUND_ABANDON;
@@ -713,7 +733,7 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
 static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
   if (!target_open(s, t))
     return;
-  round_t rd = {.n = 0, .busy_ns = 0, .ran_ns = 0, .single_s = 0};
+  round_t rd = {.n = 0, .busy_ns = 0, .ran_ns = 0};
   t->rounds++;
   round_step_t step = ROUND_NEXT;
   for (size_t i = 0; i < t->conf.nprobes && step == ROUND_NEXT; i++)

@@ -120,8 +120,10 @@ typedef enum {
   DP_SCHED_REGROUPED,      /* target moved to the worker of disk */
   DP_SCHED_WORKER_STUCK,   /* at stop: worker of disk left behind */
   DP_SCHED_PROBE_SKIPPED,  /* a deep probe not run on a very slow disk:
-                              probe, busy_ns = the single-read latency seen,
-                              timeout_ns = the probe's budget */
+                              probe, busy_ns = the p50 of one I/O of its
+                              kind (reads for a read probe) seen this
+                              round, by_probe = the probe that measured
+                              it, timeout_ns = the probe's budget */
   DP_SCHED_TIMEOUT_SHORT,  /* once per target: a brief stall (see Stalls):
                               probe, outstanding = its QueueDepth,
                               timeout_ns, stall_ns = how old its oldest I/O
@@ -139,8 +141,9 @@ typedef struct {
   const char *device;        /* kernel name of the device, or "unknown" */
   const char *disk;          /* the worker's disk ("vda", "253:4", "?") */
   const char *probe_name;    /* probe events, else NULL */
-  const dp_result_t *result; /* IO_ERRORS, STALL_BEGAN, NO_SPACE; hist may
-                                be NULL */
+  const char *by_probe;      /* PROBE_SKIPPED: whose latency judged it */
+  const dp_result_t *result; /* IO_ERRORS, STALL_BEGAN, NO_SPACE,
+                                PROBE_SKIPPED; hist may be NULL */
   const char *msg;           /* OPEN_FAILED, PROBE_FAILED: the cause */
   int err;                   /* negative errno, or 0 */
   unsigned repeated;         /* OPEN_FAILED: consecutive failures, 1.. */

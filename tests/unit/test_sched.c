@@ -552,6 +552,11 @@ static void test_deep_probe_skipped_on_slow_disk(void **state) {
   dp_sched_step(s, 0, 0);
   fk_mode(OK);
   assert_int_equal(seen(DP_SCHED_PROBE_SKIPPED), 1);
+  /* it says whose latency judged it */
+  if (strstr(evs.line[DP_SCHED_PROBE_SKIPPED],
+             "probe \"deep\" skipped: a single read of probe \"r\" took") ==
+      NULL)
+    fail_msg("skip line: %s", evs.line[DP_SCHED_PROBE_SKIPPED]);
   assert_int_equal(fk_submitted(), 5); /* the QD1 probe's only */
   dp_sched_sample_t out[4];
   assert_int_equal(dp_sched_take(s, out, 4), 2);
@@ -562,6 +567,41 @@ static void test_deep_probe_skipped_on_slow_disk(void **state) {
   dp_sched_step(s, 0, 0);
   assert_int_equal(seen(DP_SCHED_PROBE_SKIPPED), 1);
   assert_true(fk_submitted() > 10);
+  dp_sched_free(s);
+}
+
+/* A slow syncwrite (a flush takes 30 ms) says nothing of how fast a read
+ * is: the deep read probe after it runs. */
+static void test_deep_read_not_judged_by_writes(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("slow", "a", 0, "10", "5");
+  char err[256];
+  dp_probe_conf_t p;
+  t.nprobes = 0;
+  dp_probe_conf_init(&p, "sw");
+  assert_int_equal(dp_probe_conf_set(&p, "Pattern", "syncwrite", err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "4k", err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "MaxOps", "4", err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "Duration", "0.5", err, 256), 0);
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, 256), 0);
+  dp_probe_conf_init(&p, "deep");
+  assert_int_equal(dp_probe_conf_set(&p, "QueueDepth", "8", err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "4k", err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "MaxOps", "8", err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "Duration", "0.02", err, 256), 0);
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, 256), 0);
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  fk_mode(SLOW);
+  dp_sched_step(s, 0, 0);
+  fk_mode(OK);
+  if (seen(DP_SCHED_PROBE_SKIPPED) != 0)
+    fail_msg("skipped: %s", evs.line[DP_SCHED_PROBE_SKIPPED]);
+  dp_sched_sample_t out[4];
+  assert_int_equal(dp_sched_take(s, out, 4), 2);
+  assert_true(out[0].r.ops > 0);
+  assert_true(out[1].r.ops > 0); /* the deep read ran */
   dp_sched_free(s);
 }
 
@@ -747,6 +787,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_free_reaps_outstanding, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_deep_probe_skipped_on_slow_disk,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(test_deep_read_not_judged_by_writes,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_short_timeout_does_not_flap, setup,
                                       teardown),
