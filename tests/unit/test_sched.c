@@ -533,24 +533,41 @@ static void test_layouts_splayed(void **state) {
   dp_sched_free(s);
 }
 
+/* Adds probe name (pattern, QueueDepth qd, 4k, MaxOps ops or none,
+ * Duration dur) to t. */
+static void add_probe(dp_target_conf_t *t, const char *name,
+                      const char *pattern, const char *qd, const char *ops,
+                      const char *dur) {
+  char err[256];
+  dp_probe_conf_t p;
+  dp_probe_conf_init(&p, name);
+  assert_int_equal(dp_probe_conf_set(&p, "Pattern", pattern, err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "QueueDepth", qd, err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "4k", err, 256), 0);
+  if (ops)
+    assert_int_equal(dp_probe_conf_set(&p, "MaxOps", ops, err, 256), 0);
+  assert_int_equal(dp_probe_conf_set(&p, "Duration", dur, err, 256), 0);
+  assert_int_equal(dp_target_conf_add_probe(t, &p, err, 256), 0);
+}
+
+/* One round of target t on a disk that takes 30 ms an I/O. */
+static dp_sched_t *slow_round(dp_target_conf_t *t) {
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, t, 1), 0);
+  fk_mode(SLOW);
+  dp_sched_step(s, 0, 0);
+  fk_mode(OK);
+  return s;
+}
+
 /* A disk that takes 30 ms a read: the QD8 probe's 20 ms budget is shorter
  * than one read, so it is skipped, not given 8 more I/Os. */
 static void test_deep_probe_skipped_on_slow_disk(void **state) {
   (void)state;
   dp_target_conf_t t = target("slow", "a", 0, "10", "5");
-  char err[256];
-  dp_probe_conf_t p;
-  dp_probe_conf_init(&p, "deep");
-  assert_int_equal(dp_probe_conf_set(&p, "QueueDepth", "8", err, 256), 0);
-  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "4k", err, 256), 0);
-  assert_int_equal(dp_probe_conf_set(&p, "Duration", "0.02", err, 256), 0);
-  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, 256), 0);
-  dp_sched_conf_t c = sconf();
-  dp_sched_t *s;
-  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
-  fk_mode(SLOW);
-  dp_sched_step(s, 0, 0);
-  fk_mode(OK);
+  add_probe(&t, "deep", "randread", "8", NULL, "0.02");
+  dp_sched_t *s = slow_round(&t);
   assert_int_equal(seen(DP_SCHED_PROBE_SKIPPED), 1);
   /* it says whose latency judged it */
   if (strstr(evs.line[DP_SCHED_PROBE_SKIPPED],
@@ -575,27 +592,10 @@ static void test_deep_probe_skipped_on_slow_disk(void **state) {
 static void test_deep_read_not_judged_by_writes(void **state) {
   (void)state;
   dp_target_conf_t t = target("slow", "a", 0, "10", "5");
-  char err[256];
-  dp_probe_conf_t p;
   t.nprobes = 0;
-  dp_probe_conf_init(&p, "sw");
-  assert_int_equal(dp_probe_conf_set(&p, "Pattern", "syncwrite", err, 256), 0);
-  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "4k", err, 256), 0);
-  assert_int_equal(dp_probe_conf_set(&p, "MaxOps", "4", err, 256), 0);
-  assert_int_equal(dp_probe_conf_set(&p, "Duration", "0.5", err, 256), 0);
-  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, 256), 0);
-  dp_probe_conf_init(&p, "deep");
-  assert_int_equal(dp_probe_conf_set(&p, "QueueDepth", "8", err, 256), 0);
-  assert_int_equal(dp_probe_conf_set(&p, "BlockSize", "4k", err, 256), 0);
-  assert_int_equal(dp_probe_conf_set(&p, "MaxOps", "8", err, 256), 0);
-  assert_int_equal(dp_probe_conf_set(&p, "Duration", "0.02", err, 256), 0);
-  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, 256), 0);
-  dp_sched_conf_t c = sconf();
-  dp_sched_t *s;
-  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
-  fk_mode(SLOW);
-  dp_sched_step(s, 0, 0);
-  fk_mode(OK);
+  add_probe(&t, "sw", "syncwrite", "1", "4", "0.5");
+  add_probe(&t, "deep", "randread", "8", "8", "0.02");
+  dp_sched_t *s = slow_round(&t);
   if (seen(DP_SCHED_PROBE_SKIPPED) != 0)
     fail_msg("skipped: %s", evs.line[DP_SCHED_PROBE_SKIPPED]);
   dp_sched_sample_t out[4];
