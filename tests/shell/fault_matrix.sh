@@ -15,6 +15,8 @@
 # punched, deleted; its directory swapped for a symlink; remount read-only
 # (read probes only: must not be busy); a loop Device detached (losetup -d)
 # and a device-mapper Device removed (dmsetup remove --force); EIO (FUSE);
+# ENOSPC on a write probe's overwrites (FUSE: a full copy-on-write
+# filesystem, a WARNING, not a FAILURE);
 # a second process on a probe file (collectd -T, diskprobe run); then
 # SIGTERM with the device still hung. Out-of-range config: collectd -T.
 # Ends with a table: fault | expected line | seen | collectd alive |
@@ -113,8 +115,10 @@ expect_cmd() {
 
 # ---- the scene ---------------------------------------------------------------
 probe_r='    <Probe "r">\n      Pattern randread\n      BlockSize "4k"\n      Duration 0.1\n    </Probe>\n'
-target() { # target NAME Path|Device PATH [FILESIZE] [EXTRA]
-  printf '  <Target "%s">\n    %s "%s"\n    FileSize "%s"\n    ProbeInterval 1\n    Timeout 2\n%s' "$1" "$2" "$3" "${4:-16M}" "${5:-}"
+probe_w='    <Probe "w">\n      Pattern randwrite\n      BlockSize "4k"\n      Duration 0.1\n    </Probe>\n'
+target() { # target NAME Path|Device PATH [FILESIZE] [EXTRA: lines as probe_r's]
+  printf '  <Target "%s">\n    %s "%s"\n    FileSize "%s"\n    ProbeInterval 1\n    Timeout 2\n' "$1" "$2" "$3" "${4:-16M}"
+  printf "${5:-}"
   printf "$probe_r"
   printf '  </Target>\n'
 }
@@ -171,18 +175,20 @@ fi
 track "device hung (1 IOPS), then SIGTERM" "$hung"
 track "device detached (losetup -d)" "$(losetup -nO BACK-FILE "$det" | awk '{print $1}')"
 [ $have_dm = 1 ] && track "device removed (dmsetup remove --force)" "$dmlo"
-# EIO: FUSE
-have_fuse=0
-if [ -c /dev/fuse ] && /usr/bin/python3 -c "import fusepy" 2>/dev/null; then
-  mkdir -p "$d/back" "$d/mnt"
-  echo ok >"$d/ctl"
-  echo canary >"$d/back/canary"
-  /usr/bin/python3 "$(dirname "$0")/faultyfs.py" "$d/back" "$d/mnt" "$d/ctl" >"$d/fuse.log" 2>&1 &
+# EIO, and ENOSPC on overwrites (a full copy-on-write filesystem): FUSE,
+# one mount each (faultyfs.py's control word is per mount)
+fuse_mount() { # fuse_mount NAME: $d/back-NAME on $d/mnt-NAME, control $d/ctl-NAME
+  mkdir -p "$d/back-$1" "$d/mnt-$1"
+  echo ok >"$d/ctl-$1"
+  echo canary >"$d/back-$1/canary"
+  /usr/bin/python3 "$(dirname "$0")/faultyfs.py" "$d/back-$1" "$d/mnt-$1" "$d/ctl-$1" >"$d/fuse-$1.log" 2>&1 &
   register_pid $!
-  if wait_until 5 mountpoint -q "$d/mnt"; then
-    register_mount "$d/mnt"
-    have_fuse=1
-  fi
+  wait_until 5 mountpoint -q "$d/mnt-$1" && register_mount "$d/mnt-$1"
+}
+have_fuse=0
+if [ -c /dev/fuse ] && /usr/bin/python3 -c "import fusepy" 2>/dev/null &&
+  fuse_mount eio && fuse_mount cow; then
+  have_fuse=1
 fi
 
 cg=$(make_cgroup) || exit
@@ -210,7 +216,8 @@ $(target deleted Path "$d/deleted")
 $(target dirswap Path "$d/dirswap")
 $(target detach Device "$det")
 $([ $have_dm = 1 ] && target dmgone Device "$dm")
-$([ $have_fuse = 1 ] && target eio Path "$d/mnt/dp" 8M)
+$([ $have_fuse = 1 ] && target eio Path "$d/mnt-eio/dp" 8M)
+$([ $have_fuse = 1 ] && target cowfull Path "$d/mnt-cow/dp" 8M "$probe_w")
   <Target "hung">
     Device "$hung"
     ProbeInterval 1
@@ -256,13 +263,15 @@ done
 wait_until 20 pts_gt detach 0 || fail "the detach target never dispatched"
 [ $have_dm = 1 ] && { wait_until 20 pts_gt dmgone 0 || fail "the dmgone target never dispatched"; }
 [ $have_fuse = 1 ] && { wait_until 20 pts_gt eio 0 || fail "eio target never probed"; }
+[ $have_fuse = 1 ] && { wait_until 20 pts_gt cowfull 0 || fail "cowfull target never probed"; }
 sleep 1
 for t in symswap foreign trunc holes deleted; do track "probe file $t" "$d/$t"; done
 track "probe file symswap" "$d/victim"
 track "directory swapped for a symlink" "$d/elsewhere" "$d/dirswap/neighbour"
 track "remount read-only while running" "$d/remount/canary"
 track "two processes on one file" "$d/control/diskprobe.probe" "$d/control"
-[ $have_fuse = 1 ] && track "EIO" "$d/back/canary"
+[ $have_fuse = 1 ] && track "EIO" "$d/back-eio/canary"
+[ $have_fuse = 1 ] && track "ENOSPC on overwrite (full copy-on-write filesystem)" "$d/back-cow/canary"
 ino_control=$(stat -c %i "$d/control/diskprobe.probe")
 
 # the probe file replaced by a symlink, by a foreign file; truncated; holes; deleted
@@ -278,7 +287,8 @@ if mount -o remount,ro "$d/remount" 2>"$d/remount.err"; then rm_ok=1; else rm_ok
 losetup -d "$det" 2>"$d/losetup.err"
 det_name=${det#/dev/}
 [ $have_dm = 1 ] && dmsetup remove --force "$dmname" 2>"$d/dmsetup.err"
-[ $have_fuse = 1 ] && echo eio >"$d/ctl"
+[ $have_fuse = 1 ] && echo eio >"$d/ctl-eio"
+[ $have_fuse = 1 ] && echo enospc >"$d/ctl-cow"
 # a second process on the control target's probe file
 mkdir -p "$d/second"
 collectd_conf "$d/second" 1 <<CONF
@@ -319,8 +329,19 @@ else
 fi
 if [ $have_fuse = 1 ]; then
   expect_notif "EIO" eio "I/O errors and 0 short transfers (Input/output error)"
+  # a full copy-on-write filesystem is no failing disk: one WARNING line,
+  # a health WARNING naming ENOSPC, no FAILURE
+  f="ENOSPC on overwrite (full copy-on-write filesystem)"
+  expect_log "$f" cowfull "writes refused with ENOSPC (no space left on device): the filesystem is full"
+  wait_until 10 has "$log" "severity = WARNING, host = $COLLECTD_HOST, plugin = diskprobe, plugin_instance = cowfull, type = health" "WARNING by errors: no space left on device (ENOSPC)" &&
+    pass "$f: $(line_of "$log" "plugin_instance = cowfull, type = health" "no space left")" ||
+    { fail "$f: no health WARNING naming ENOSPC"; SEEN[$f]=no; }
+  ! grep -F "plugin_instance = cowfull" "$log" | grep -q "severity = FAILURE" ||
+    { fail "$f: a FAILURE notification: $(grep -F "plugin_instance = cowfull" "$log" | grep -m1 "severity = FAILURE")"; SEEN[$f]=no; }
 else
   ORDER+=("EIO") EXP[EIO]="(skipped: no /dev/fuse or python3-fusepy)" SEEN[EIO]=skipped ALIVE[EIO]=n/a CTRL[EIO]=n/a
+  f="ENOSPC on overwrite (full copy-on-write filesystem)"
+  ORDER+=("$f") EXP[$f]="(skipped: no /dev/fuse or python3-fusepy)" SEEN[$f]=skipped ALIVE[$f]=n/a CTRL[$f]=n/a
 fi
 
 collectd_check "$d/second"
@@ -405,7 +426,7 @@ OUTSIDE["probe file holes punched"]=${OUTSIDE["probe file holes"]:-?}
 OUTSIDE["probe file deleted"]=${OUTSIDE["probe file deleted"]:-?}
 OUTSIDE["probe file replaced by a foreign file"]=$([ "${OUTSIDE["probe file replaced by a foreign file"]:-?}" = yes ] && [ "${OUTSIDE["probe file foreign"]:-?}" = yes ] && echo yes || echo no)
 [ $have_dm = 1 ] && OUTSIDE["device removed, then reopened"]=${OUTSIDE["device removed (dmsetup remove --force)"]:-?}
-[ $have_fuse = 1 ] || OUTSIDE[EIO]=n/a
+[ $have_fuse = 1 ] || OUTSIDE[EIO]=n/a OUTSIDE["ENOSPC on overwrite (full copy-on-write filesystem)"]=n/a
 [ ! -e "/nonexistent-$$" ] || fail "/nonexistent-$$ was created"
 
 # ---- the table ----------------------------------------------------------------------

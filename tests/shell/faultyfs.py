@@ -8,6 +8,9 @@ error (EIO) or a real slow disk without device-mapper.
 CONTROL_FILE (outside the mount) holds one word, re-read on every request:
     ok          pass everything through
     eio         reads and writes of regular files fail with EIO
+    enospc      writes of regular files fail with ENOSPC, reads pass (a full
+                copy-on-write filesystem or thin volume: an overwrite needs
+                free space)
     delay SECS  every read and write sleeps SECS first (requests are served
                 one at a time, so the delay queues like a slow disk)
 Runs in the foreground; unmount with `fusermount -u MOUNTPOINT` or
@@ -30,7 +33,7 @@ class Faulty(Operations):
     def _p(self, path):
         return os.path.join(self.root, path.lstrip("/"))
 
-    def _fault(self):
+    def _fault(self, writing=False):
         try:
             with open(self.control) as f:
                 word = f.read().split()
@@ -40,6 +43,8 @@ class Faulty(Operations):
             return
         if word[0] == "eio":
             raise FuseOSError(errno.EIO)
+        if word[0] == "enospc" and writing:
+            raise FuseOSError(errno.ENOSPC)
         if word[0] == "delay" and len(word) > 1:
             time.sleep(float(word[1]))
 
@@ -101,7 +106,7 @@ class Faulty(Operations):
         return os.pread(fh, size, offset)
 
     def write(self, path, data, offset, fh):
-        self._fault()
+        self._fault(writing=True)
         return os.pwrite(fh, data, offset)
 
 
