@@ -255,10 +255,14 @@ static void feed_samples(run_t *r, double step, unsigned window_steps) {
     double ts = h->s[k].t_s;
     /* whole steps in the gap (a hundredth of one tolerated: jitter) */
     int64_t gap = (int64_t)floor((ts - prev) / step + 0.01) - 1;
+    /* a window that closes in the gap is reported like any other: a
+     * drive flagged there would otherwise never be printed */
     if (gap > 0 && gap <= (int64_t)window_steps)
       for (int64_t g = 0; g < gap; g++) {
-        dp_failslow_step(r->d, prev + (double)(g + 1) * step, NULL);
+        double tg = prev + (double)(g + 1) * step;
         r->steps++;
+        if (dp_failslow_step(r->d, tg, r->v))
+          report_window(r, tg);
       }
     for (; k < h->n && h->s[k].t_s == ts; k++)
       dp_failslow_feed(r->d, h->s[k].disk, h->s[k].throughput_bps,

@@ -94,6 +94,32 @@ rc=$?
   pass "--devview-json: the same output from JSON lines ($(wc -l <"$d/dv.jsonl") lines)" ||
   fail "--devview-json: rc $rc: $(diff "$fx/gen-trace.txt" "$d/trace2" | head -5) $(cat "$d/err")"
 
+# a window that closes inside a short gap (filled with missing intervals)
+# is reported like any other: host_7's samples at every window's last step
+# are dropped on the first day, so its flag (1658152785, the 12th window)
+# falls into a gap; it was dropped, and the summary said 0 flagged
+python3 - "$d/dv.jsonl" >"$d/gap.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("host") != "host_7":
+        continue
+    k = (o["time"] - 1658149200) // 15
+    if o["time"] < 1658235600 and k % 20 == 19:
+        continue
+    print(line, end="")
+PY
+"$DISKPROBE" failslow --format json --devview-json "$d/gap.jsonl" >"$d/out" 2>"$d/err" &&
+  "$DISKPROBE" failslow --devview-json "$d/gap.jsonl" >"$d/gap.txt" 2>>"$d/err"
+rc=$?
+if [ $rc = 0 ] && [ ! -s "$d/err" ] && [ "$(wc -l <"$d/out")" = 1 ] &&
+  grep -q '"disk": "disk4", "first_flag_ts": 1658152785,' "$d/out" &&
+  grep -q '^host_7 disk4: FLAGGED at ' "$d/gap.txt" && grep -q '^host_7: 12 drives, .* 1 flagged$' "$d/gap.txt"; then
+  pass "a flag in a window closed inside a short gap is printed: $(cat "$d/out")"
+else
+  fail "flag inside a gap: rc $rc: $(cat "$d/out" "$d/err"; tail -1 "$d/gap.txt")"
+fi
+
 # the same lines as `diskprobe watch --format json` prints its device view
 # ("device_view" and the catalogue's names) with watch's verdict lines
 # mixed in: read as they are, the same output
