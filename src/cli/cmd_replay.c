@@ -24,7 +24,9 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "jsonl.h"
 #include "monitor.h"
+#include "replay_input.h"
 #include "units.h"
 
 #include <errno.h>
@@ -36,16 +38,7 @@
 
 #define REPLAY_TARGETS_MAX 64
 
-typedef struct {
-  char target[PATH_MAX], probe[DP_NAME_MAX];
-  uint64_t round, ops;
-  double time, iops, p50, mean;
-  int stalled;
-  uint64_t errors;
-  int verdict; /* a watch verdict line: media, model, ceiling below */
-  char media[16], model[64];
-  double ceiling_s;
-} rec_t;
+typedef dp_replay_rec_t rec_t;
 
 typedef struct {
   char name[PATH_MAX];
@@ -59,119 +52,15 @@ typedef struct {
   uint64_t rounds, armed_at, warnings, failures, bad_rounds;
 } tgt_t;
 
-/* The number after "key": (first occurrence at or after from), or NaN. */
-static double jnum(const char *line, const char *from, const char *key) {
-  char pat[80];
-  snprintf(pat, sizeof(pat), "\"%s\":", key);
-  const char *p = strstr(from ? from : line, pat);
-  if (p == NULL)
-    return NAN;
-  p += strlen(pat);
-  if (strncmp(p, "null", 4) == 0)
-    return NAN;
-  char *end;
-  double v = strtod(p, &end);
-  return end == p ? NAN : v;
-}
-
-/* The string value of "key":"..." (escapes kept as the character after
- * the backslash), or -1. */
-static int jstr(const char *line, const char *key, char *out, size_t len) {
-  char pat[80];
-  snprintf(pat, sizeof(pat), "\"%s\":\"", key);
-  const char *p = strstr(line, pat);
-  if (p == NULL)
-    return -1;
-  p += strlen(pat);
-  size_t n = 0;
-  for (; *p && *p != '"'; p++) {
-    if (*p == '\\' && p[1])
-      p++;
-    if (n + 1 < len)
-      out[n++] = *p;
-  }
-  out[n] = '\0';
-  return *p == '"' ? 0 : -1;
-}
-
-/* 1 for a device-view line (skipped), 0 for a probe result or a verdict,
- * -1 for anything else. */
-static int parse_line(const char *line, rec_t *r) {
-  memset(r, 0, sizeof(*r));
-  if (strstr(line, "\"device_view\":") != NULL)
-    return 1;
-  if (jstr(line, "target", r->target, sizeof(r->target)) < 0)
-    return -1;
-  const char *vd = strstr(line, "\"verdict\":{");
-  if (vd != NULL) {
-    r->verdict = 1;
-    r->round = (uint64_t)jnum(line, NULL, "round");
-    r->ceiling_s = jnum(line, vd, "ceiling_s");
-    jstr(vd, "media", r->media, sizeof(r->media));
-    jstr(vd, "model", r->model, sizeof(r->model));
-    return 0;
-  }
-  if (jstr(line, "probe", r->probe, sizeof(r->probe)) < 0)
-    return -1;
-  double round = jnum(line, NULL, "round");
-  const char *lat = strstr(line, "\"latency_s\":{");
-  if (!(round >= 0) || lat == NULL)
-    return -1;
-  r->round = (uint64_t)round;
-  r->time = jnum(line, NULL, "time");
-  r->iops = jnum(line, NULL, "iops");
-  r->p50 = jnum(line, lat, "p50");
-  r->mean = jnum(line, lat, "mean");
-  /* older recordings have no "ops": a probe with IOPS did I/O */
-  double ops = jnum(line, NULL, "ops");
-  r->ops = ops >= 0 ? (uint64_t)ops : r->iops > 0;
-  r->stalled = strstr(line, "\"stalled\":true") != NULL;
-  const char *errs = strstr(line, "\"errors\":{");
-  if (errs != NULL) {
-    double io = jnum(line, errs, "io"), sh = jnum(line, errs, "short");
-    r->errors = (uint64_t)((io > 0 ? io : 0) + (sh > 0 ? sh : 0));
-  }
-  return 0;
-}
-
+/* Appends path's probe and verdict lines ("-": standard input). 0, or -1
+ * after one line on stderr. */
 static int read_all(const char *path, rec_t **recs, size_t *n, size_t *cap) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
   if (f == NULL) {
     fprintf(stderr, "diskprobe replay: %s: %s\n", path, strerror(errno));
     return -1;
   }
-  char *line = NULL;
-  size_t llen = 0;
-  unsigned long lineno = 0;
-  int rc = 0;
-  while (getline(&line, &llen, f) > 0) {
-    lineno++;
-    if (line[0] == '\n' || line[0] == '#')
-      continue;
-    if (*n == *cap) {
-      size_t nc = *cap ? *cap * 2 : 4096;
-      rec_t *nr = realloc(*recs, nc * sizeof(*nr));
-      if (nr == NULL) {
-        rc = -1;
-        break;
-      }
-      *recs = nr;
-      *cap = nc;
-    }
-    int kind = parse_line(line, &(*recs)[*n]);
-    if (kind == 1)
-      continue;
-    if (kind < 0) {
-      fprintf(stderr,
-              "diskprobe replay: %s: line %lu is not a probe result of "
-              "`diskprobe watch --format json`\n",
-              path, lineno);
-      rc = -1;
-      break;
-    }
-    (*n)++;
-  }
-  free(line);
+  int rc = dp_replay_read(f, path, DP_JSONL_LINE_MAX, recs, n, cap);
   if (f != stdin)
     fclose(f);
   return rc;
