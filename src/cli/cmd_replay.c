@@ -8,13 +8,26 @@
  *                    [--arm-rounds N] [--horizon-rounds N] FILE...
  *
  * FILE holds JSON lines as `diskprobe watch --format json` prints them
- * (probe lines: at least the keys target, probe, round, iops,
- * latency_s.p50, latency_s.mean, stalled; ops, errors.io and errors.short
- * if present); "-" is standard input. Watch's verdict lines give a
- * target's media class, model and ceiling (else --media, no model, the
- * class's ceiling); its device-view lines are skipped. Lines are taken in
- * file order, a target's round ends when its next round begins. Each
- * target's probes are those of its first round, in order.
+ * (probe lines: the keys target, probe, round and latency_s; iops,
+ * latency_s.p50, latency_s.mean, stalled, time, ops, errors.io and
+ * errors.short if present); "-" is standard input. Watch's verdict lines
+ * give a target's media class, model and ceiling (else --media, no model,
+ * the class's ceiling); its device-view lines are skipped, and so are
+ * blank lines and lines starting with '#'. Lines are taken in file order,
+ * a target's round ends when its next round begins. Each target's probes
+ * are those of its first round, in order.
+ *
+ * The reader (replay_input.c over jsonl.c, jansson): one JSON object per
+ * line, or one object over many lines as `jq .` prints it; any key order
+ * and whitespace; a record of at most 1 MiB (a longer one, /dev/zero, is
+ * refused at the limit without reading on). Refused with the file and
+ * line, exit 2: anything but an object, duplicate keys, a number jansson
+ * cannot hold (1e400), and values out of range or of the wrong type:
+ * round and the counts (ops, errors.io, errors.short) integers 0 to 2^53;
+ * time 0 to 1e10 (Unix seconds, absent: 0); iops 0 to 1e10; latencies and
+ * the verdict's ceiling_s 0 to 86400 s; stalled true or false; strings
+ * longer than their field (target PATH_MAX - 1, probe 63, media 15, model
+ * 63 bytes). null (watch's NaN) or an absent figure is missing.
  *
  * Output: one line (text) or object (json) per health transition (with
  * --every-round, per round), then a summary per target: rounds, the round

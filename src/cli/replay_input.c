@@ -151,7 +151,7 @@ int dp_replay_read(FILE *f, const char *path, size_t max,
   int rc = 0, got = 0;
   while (rc == 0 && (got = dp_jsonl_next(&rd, &len)) > 0) {
     if (*n == *cap) {
-      size_t nc = *cap ? *cap * 2 : 4096;
+      size_t nc = *cap ? *cap * 2 : 64;
       dp_replay_rec_t *nr = realloc(*recs, nc * sizeof(*nr));
       if (nr == NULL) {
         rc = dp_jsonl_fail(&rd, "out of memory");
