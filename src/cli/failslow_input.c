@@ -333,7 +333,7 @@ static int series_line(char *line, size_t len, size_t lineno, void *arg) {
   if (comma == NULL || !parse_time(line, &t)) {
     fprintf(stderr,
             "diskprobe failslow: %s: line %zu: want epoch,value (Unix "
-            "seconds, 0 to 1e11), not '%s'\n",
+            "seconds, 0 to 1e11), not '%.40s'\n",
             sr->path, lineno, line);
     return 2;
   }
@@ -341,7 +341,7 @@ static int series_line(char *line, size_t len, size_t lineno, void *arg) {
   if (!isnan(v) && !(v >= 0 && v <= dp_fsinput_max[sr->field])) {
     fprintf(stderr,
             "diskprobe failslow: %s: line %zu: want a value from 0 to %.16g "
-            "(or nan), not '%s'\n",
+            "(or nan), not '%.40s'\n",
             sr->path, lineno, dp_fsinput_max[sr->field], comma + 1);
     return 2;
   }
