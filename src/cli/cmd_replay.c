@@ -27,7 +27,9 @@
  * time 0 to 1e10 (Unix seconds, absent: 0); iops 0 to 1e10; latencies and
  * the verdict's ceiling_s 0 to 86400 s; stalled true or false; strings
  * longer than their field (target PATH_MAX - 1, probe 63, media 15, model
- * 63 bytes). null (watch's NaN) or an absent figure is missing.
+ * 63 bytes); a 65th target. null (watch's NaN) or an absent figure is
+ * missing. A record keeps its target as an index into the input's names
+ * (a few hundred bytes a line, not PATH_MAX).
  *
  * Output: one line (text) or object (json) per health transition (with
  * --every-round, per round), then a summary per target: rounds, the round
@@ -49,9 +51,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REPLAY_TARGETS_MAX 64
+#define REPLAY_TARGETS_MAX DP_REPLAY_TARGETS_MAX
 
 typedef dp_replay_rec_t rec_t;
+
+/* The input's targets: a record names its own by index. */
+static dp_replay_names_t names;
+#define TARGET(r) (names.name[(r)->target])
 
 typedef struct {
   char name[PATH_MAX];
@@ -73,7 +79,7 @@ static int read_all(const char *path, rec_t **recs, size_t *n, size_t *cap) {
     fprintf(stderr, "diskprobe replay: %s: %s\n", path, strerror(errno));
     return -1;
   }
-  int rc = dp_replay_read(f, path, DP_JSONL_LINE_MAX, recs, n, cap);
+  int rc = dp_replay_read(f, path, DP_JSONL_LINE_MAX, &names, recs, n, cap);
   if (f != stdin)
     fclose(f);
   return rc;
@@ -214,7 +220,7 @@ static int replay_options(int argc, char **argv, replay_t *rp,
 static int replay_targets(const rec_t *recs, size_t n, tgt_t *tg, size_t *nt,
                           dp_media_t media) {
   for (size_t i = 0; i < n; i++) {
-    tgt_t *t = find_tgt(tg, nt, recs[i].target);
+    tgt_t *t = find_tgt(tg, nt, TARGET(&recs[i]));
     if (t == NULL) {
       fprintf(stderr, "diskprobe replay: more than %d targets\n",
               REPLAY_TARGETS_MAX);
@@ -261,7 +267,7 @@ static void replay_feed(dp_monitor_t *m, const rec_t *recs, size_t n, tgt_t *tg,
       continue;
     for (size_t ti = 0; ti < nt; ti++) {
       int ends = open_round[ti] &&
-                 (i == n || (strcmp(recs[i].target, tg[ti].name) == 0 &&
+                 (i == n || (strcmp(TARGET(&recs[i]), tg[ti].name) == 0 &&
                              recs[i].round != cur[ti]));
       if (!ends)
         continue;
@@ -271,7 +277,7 @@ static void replay_feed(dp_monitor_t *m, const rec_t *recs, size_t n, tgt_t *tg,
     }
     if (i == n)
       break;
-    tgt_t *t = find_tgt(tg, &nt, recs[i].target);
+    tgt_t *t = find_tgt(tg, &nt, TARGET(&recs[i]));
     size_t ti = (size_t)(t - tg), k = 0;
     while (k < t->nprobes && strcmp(t->probes[k], recs[i].probe) != 0)
       k++;

@@ -96,19 +96,37 @@ static int parse_probe(const json_t *o, dp_replay_rec_t *r, char *why,
   return DP_REPLAY_LINE_PROBE;
 }
 
-static int parse_object(const json_t *o, dp_replay_rec_t *r, char *why,
-                        size_t whylen) {
+/* The index of target in names, added when new. -1 when names is full. */
+static int intern(dp_replay_names_t *names, const char *target, uint32_t *out) {
+  for (size_t i = 0; i < names->n; i++)
+    if (strcmp(names->name[i], target) == 0) {
+      *out = (uint32_t)i;
+      return 0;
+    }
+  if (names->n == DP_REPLAY_TARGETS_MAX)
+    return -1;
+  snprintf(names->name[names->n], PATH_MAX, "%s", target);
+  *out = (uint32_t)names->n++;
+  return 0;
+}
+
+static int parse_object(const json_t *o, dp_replay_names_t *names,
+                        dp_replay_rec_t *r, char *why, size_t whylen) {
   if (json_object_get(o, "device_view") != NULL)
     return DP_REPLAY_LINE_SKIP;
-  int s =
-      dp_jsonl_string(o, "target", r->target, sizeof(r->target), why, whylen);
-  if (s == 0 && r->target[0] == '\0') {
+  char target[PATH_MAX];
+  int s = dp_jsonl_string(o, "target", target, sizeof(target), why, whylen);
+  if (s == 0 && target[0] == '\0') {
     snprintf(why, whylen, "\"target\": empty");
     return -1;
   }
   if (s != 0) {
     if (s > 0)
       snprintf(why, whylen, NOT_WATCH " (no \"target\")");
+    return -1;
+  }
+  if (intern(names, target, &r->target) < 0) {
+    snprintf(why, whylen, "more than %d targets", DP_REPLAY_TARGETS_MAX);
     return -1;
   }
   double round;
@@ -125,8 +143,8 @@ static int parse_object(const json_t *o, dp_replay_rec_t *r, char *why,
                     : parse_probe(o, r, why, whylen);
 }
 
-int dp_replay_parse_line(const char *line, size_t len, dp_replay_rec_t *r,
-                         char *why, size_t whylen) {
+int dp_replay_parse_line(const char *line, size_t len, dp_replay_names_t *names,
+                         dp_replay_rec_t *r, char *why, size_t whylen) {
   memset(r, 0, sizeof(*r));
   r->iops = r->p50 = r->mean = r->ceiling_s = NAN;
   size_t i = 0;
@@ -137,13 +155,14 @@ int dp_replay_parse_line(const char *line, size_t len, dp_replay_rec_t *r,
   json_t *o = dp_jsonl_object(line, len, why, whylen);
   if (o == NULL)
     return -1;
-  int kind = parse_object(o, r, why, whylen);
+  int kind = parse_object(o, names, r, why, whylen);
   json_decref(o);
   return kind;
 }
 
 int dp_replay_read(FILE *f, const char *path, size_t max,
-                   dp_replay_rec_t **recs, size_t *n, size_t *cap) {
+                   dp_replay_names_t *names, dp_replay_rec_t **recs, size_t *n,
+                   size_t *cap) {
   dp_jsonl_t rd;
   dp_jsonl_init(&rd, f, "replay", path, 1);
   rd.max = max;
@@ -161,8 +180,8 @@ int dp_replay_read(FILE *f, const char *path, size_t max,
       *cap = nc;
     }
     char why[256];
-    int kind =
-        dp_replay_parse_line(rd.buf, len, &(*recs)[*n], why, sizeof(why));
+    int kind = dp_replay_parse_line(rd.buf, len, names, &(*recs)[*n], why,
+                                    sizeof(why));
     if (kind < 0)
       rc = dp_jsonl_fail(&rd, "%s", why);
     else if (kind != DP_REPLAY_LINE_SKIP)

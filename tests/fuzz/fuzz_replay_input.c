@@ -45,12 +45,17 @@ static void setup(void) {
 
 static int in(double x, double lo, double hi) { return x >= lo && x <= hi; }
 
-static void check_rec(const dp_replay_rec_t *r, int kind) {
-  CHECK(memchr(r->target, '\0', sizeof(r->target)) != NULL);
+/* the targets of the whole input and of single lines */
+static dp_replay_names_t names, line_names;
+
+static void check_rec(const dp_replay_names_t *nm, const dp_replay_rec_t *r,
+                      int kind) {
+  CHECK(nm->n <= DP_REPLAY_TARGETS_MAX && r->target < nm->n);
+  CHECK(memchr(nm->name[r->target], '\0', PATH_MAX) != NULL);
   CHECK(memchr(r->probe, '\0', sizeof(r->probe)) != NULL);
   CHECK(memchr(r->media, '\0', sizeof(r->media)) != NULL);
   CHECK(memchr(r->model, '\0', sizeof(r->model)) != NULL);
-  CHECK(r->target[0] != '\0');
+  CHECK(nm->name[r->target][0] != '\0');
   CHECK(r->round <= (uint64_t)DP_REPLAY_COUNT_MAX);
   if (kind == DP_REPLAY_LINE_VERDICT) {
     CHECK(r->verdict == 1);
@@ -98,7 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   close(fd);
   dp_replay_rec_t *recs = NULL;
   size_t n = 0, cap = 0;
-  int rc = dp_replay_read(f, "fuzz", max, &recs, &n, &cap);
+  names.n = 0;
+  int rc = dp_replay_read(f, "fuzz", max, &names, &recs, &n, &cap);
   fflush(stderr);
   dup2(se, 2);
   close(se);
@@ -109,8 +115,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (rc == 0) {
     CHECK(le == 0);
     for (size_t i = 0; i < n; i++)
-      check_rec(&recs[i], recs[i].verdict ? DP_REPLAY_LINE_VERDICT
-                                          : DP_REPLAY_LINE_PROBE);
+      check_rec(&names, &recs[i],
+                recs[i].verdict ? DP_REPLAY_LINE_VERDICT
+                                : DP_REPLAY_LINE_PROBE);
   } else {
     CHECK(le > 1 && strchr(e, '\n') == e + le - 1);
     CHECK(strncmp(e, "diskprobe replay: fuzz: ", 24) == 0);
@@ -128,14 +135,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     line[len] = '\0';
     dp_replay_rec_t a, b;
     char why[256] = "", why2[256] = "";
-    int ka = dp_replay_parse_line(line, len, &a, why, sizeof(why));
-    int kb = dp_replay_parse_line(line, len, &b, why2, sizeof(why2));
-    CHECK(ka == kb);
+    line_names.n = 0;
+    int ka = dp_replay_parse_line(line, len, &line_names, &a, why, sizeof(why));
+    int kb =
+        dp_replay_parse_line(line, len, &line_names, &b, why2, sizeof(why2));
+    CHECK(ka == kb && (ka <= 0 || (a.target == b.target && a.target == 0 &&
+                                   line_names.n == 1)));
     CHECK(ka >= -1 && ka <= DP_REPLAY_LINE_VERDICT);
     if (ka < 0)
       CHECK(why[0] != '\0' && strcmp(why, why2) == 0);
     else if (ka != DP_REPLAY_LINE_SKIP)
-      check_rec(&a, ka);
+      check_rec(&line_names, &a, ka);
     free(line);
     if (nl == NULL)
       break;
