@@ -15,6 +15,7 @@ PKGS=(
   # build
   gcc clang make autoconf automake libtool pkg-config clang-format
   libaio-dev collectd-dev librrd-dev libcmocka-dev
+  libjansson-dev # the command's JSON readers (replay, failslow)
   # run: collectd, its rrdtool and write_prometheus plugins' libraries
   collectd-core rrdtool libmicrohttpd12 libprotobuf-c1
   # tests and benchmarks

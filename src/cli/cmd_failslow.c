@@ -20,9 +20,10 @@
  *     bytes_per_second-read, bytes_per_second-write (bytes/s),
  *     operations_per_second-read, operations_per_second-write (I/Os/s),
  *     latency-read_await, latency-write_await (seconds),
- *   lines "epoch,value" (Unix seconds, fractions allowed; a first line
- *   not starting with a digit, collectd's "epoch,value", is a header; a
- *   value that is no number, e.g. "nan", is missing). Other files are
+ *   lines "epoch,value" (Unix seconds 0 to 1e11, fractions allowed; a
+ *   first line not starting with a digit, collectd's "epoch,value", is a
+ *   header; a value that is no number, e.g. "nan", is missing; a number
+ *   outside the figure's range below is refused). Other files are
  *   ignored.
  *
  *   --devview-json FILE ("-": stdin): JSON lines, one object per disk and
@@ -37,7 +38,18 @@
  *   its device-view lines name the disk in "device_view" and the figures
  *   by the catalogue's names ("bytes_per_second-read", ...,
  *   "latency-write_await"), which are taken as the keys above; its probe
- *   and verdict lines carry none of them and are skipped.
+ *   and verdict lines carry none of them and are skipped. Parsed by
+ *   jansson (jsonl.h): any key order and whitespace, an object over many
+ *   lines as `jq .` prints it. Refused with the file and line (exit 2):
+ *   anything but an object, duplicate keys, a figure under both names,
+ *   a number jansson cannot hold (1e400), a figure that is no number or
+ *   null ("nan", true) or out of range (bytes/s 0 to 1e15, I/Os per
+ *   second 0 to 1e10, awaits 0 to 86400 s), a time outside 0 to 1e11, no
+ *   "device".
+ *
+ *   Both readers take records (lines; a JSON object's lines) of at most
+ *   1 MiB: a longer one is refused at the limit, "FILE: line N: longer
+ *   than 1048576 bytes", without reading the rest.
  *
  * Per disk and time, as src/peers.c feeds the plugin's detector: the
  * throughput is read + write bytes/s; the latency the read and write
@@ -51,7 +63,8 @@
  *
  * Time: a host's samples are taken in time order; the interval is the
  * smallest step between its timestamps; a gap of up to a window is fed
- * as missing intervals, a longer one (e.g. the public research data,
+ * as missing intervals (a window that closes in them is reported like any
+ * other), a longer one (e.g. the public research data,
  * 13:00-16:00 of each day) is closed up: the detector keeps its state
  * across it, as a plugin that saw no samples overnight would.
  *
@@ -255,10 +268,14 @@ static void feed_samples(run_t *r, double step, unsigned window_steps) {
     double ts = h->s[k].t_s;
     /* whole steps in the gap (a hundredth of one tolerated: jitter) */
     int64_t gap = (int64_t)floor((ts - prev) / step + 0.01) - 1;
+    /* a window that closes in the gap is reported like any other: a
+     * drive flagged there would otherwise never be printed */
     if (gap > 0 && gap <= (int64_t)window_steps)
       for (int64_t g = 0; g < gap; g++) {
-        dp_failslow_step(r->d, prev + (double)(g + 1) * step, NULL);
+        double tg = prev + (double)(g + 1) * step;
         r->steps++;
+        if (dp_failslow_step(r->d, tg, r->v))
+          report_window(r, tg);
       }
     for (; k < h->n && h->s[k].t_s == ts; k++)
       dp_failslow_feed(r->d, h->s[k].disk, h->s[k].throughput_bps,

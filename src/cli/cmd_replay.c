@@ -8,13 +8,28 @@
  *                    [--arm-rounds N] [--horizon-rounds N] FILE...
  *
  * FILE holds JSON lines as `diskprobe watch --format json` prints them
- * (probe lines: at least the keys target, probe, round, iops,
- * latency_s.p50, latency_s.mean, stalled; ops, errors.io and errors.short
- * if present); "-" is standard input. Watch's verdict lines give a
- * target's media class, model and ceiling (else --media, no model, the
- * class's ceiling); its device-view lines are skipped. Lines are taken in
- * file order, a target's round ends when its next round begins. Each
- * target's probes are those of its first round, in order.
+ * (probe lines: the keys target, probe, round and latency_s; iops,
+ * latency_s.p50, latency_s.mean, stalled, time, ops, errors.io and
+ * errors.short if present); "-" is standard input. Watch's verdict lines
+ * give a target's media class, model and ceiling (else --media, no model,
+ * the class's ceiling); its device-view lines are skipped, and so are
+ * blank lines and lines starting with '#'. Lines are taken in file order,
+ * a target's round ends when its next round begins. Each target's probes
+ * are those of its first round, in order.
+ *
+ * The reader (replay_input.c over jsonl.c, jansson): one JSON object per
+ * line, or one object over many lines as `jq .` prints it; any key order
+ * and whitespace; a record of at most 1 MiB (a longer one, /dev/zero, is
+ * refused at the limit without reading on). Refused with the file and
+ * line, exit 2: anything but an object, duplicate keys, a number jansson
+ * cannot hold (1e400), and values out of range or of the wrong type:
+ * round and the counts (ops, errors.io, errors.short) integers 0 to 2^53;
+ * time 0 to 1e10 (Unix seconds, absent: 0); iops 0 to 1e10; latencies and
+ * the verdict's ceiling_s 0 to 86400 s; stalled true or false; strings
+ * longer than their field (target PATH_MAX - 1, probe 63, media 15, model
+ * 63 bytes); a 65th target. null (watch's NaN) or an absent figure is
+ * missing. A record keeps its target as an index into the input's names
+ * (a few hundred bytes a line, not PATH_MAX).
  *
  * Output: one line (text) or object (json) per health transition (with
  * --every-round, per round), then a summary per target: rounds, the round
@@ -24,7 +39,9 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "jsonl.h"
 #include "monitor.h"
+#include "replay_input.h"
 #include "units.h"
 
 #include <errno.h>
@@ -34,18 +51,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REPLAY_TARGETS_MAX 64
+#define REPLAY_TARGETS_MAX DP_REPLAY_TARGETS_MAX
 
-typedef struct {
-  char target[PATH_MAX], probe[DP_NAME_MAX];
-  uint64_t round, ops;
-  double time, iops, p50, mean;
-  int stalled;
-  uint64_t errors;
-  int verdict; /* a watch verdict line: media, model, ceiling below */
-  char media[16], model[64];
-  double ceiling_s;
-} rec_t;
+typedef dp_replay_rec_t rec_t;
+
+/* The input's targets: a record names its own by index. */
+static dp_replay_names_t names;
+#define TARGET(r) (names.name[(r)->target])
 
 typedef struct {
   char name[PATH_MAX];
@@ -59,119 +71,15 @@ typedef struct {
   uint64_t rounds, armed_at, warnings, failures, bad_rounds;
 } tgt_t;
 
-/* The number after "key": (first occurrence at or after from), or NaN. */
-static double jnum(const char *line, const char *from, const char *key) {
-  char pat[80];
-  snprintf(pat, sizeof(pat), "\"%s\":", key);
-  const char *p = strstr(from ? from : line, pat);
-  if (p == NULL)
-    return NAN;
-  p += strlen(pat);
-  if (strncmp(p, "null", 4) == 0)
-    return NAN;
-  char *end;
-  double v = strtod(p, &end);
-  return end == p ? NAN : v;
-}
-
-/* The string value of "key":"..." (escapes kept as the character after
- * the backslash), or -1. */
-static int jstr(const char *line, const char *key, char *out, size_t len) {
-  char pat[80];
-  snprintf(pat, sizeof(pat), "\"%s\":\"", key);
-  const char *p = strstr(line, pat);
-  if (p == NULL)
-    return -1;
-  p += strlen(pat);
-  size_t n = 0;
-  for (; *p && *p != '"'; p++) {
-    if (*p == '\\' && p[1])
-      p++;
-    if (n + 1 < len)
-      out[n++] = *p;
-  }
-  out[n] = '\0';
-  return *p == '"' ? 0 : -1;
-}
-
-/* 1 for a device-view line (skipped), 0 for a probe result or a verdict,
- * -1 for anything else. */
-static int parse_line(const char *line, rec_t *r) {
-  memset(r, 0, sizeof(*r));
-  if (strstr(line, "\"device_view\":") != NULL)
-    return 1;
-  if (jstr(line, "target", r->target, sizeof(r->target)) < 0)
-    return -1;
-  const char *vd = strstr(line, "\"verdict\":{");
-  if (vd != NULL) {
-    r->verdict = 1;
-    r->round = (uint64_t)jnum(line, NULL, "round");
-    r->ceiling_s = jnum(line, vd, "ceiling_s");
-    jstr(vd, "media", r->media, sizeof(r->media));
-    jstr(vd, "model", r->model, sizeof(r->model));
-    return 0;
-  }
-  if (jstr(line, "probe", r->probe, sizeof(r->probe)) < 0)
-    return -1;
-  double round = jnum(line, NULL, "round");
-  const char *lat = strstr(line, "\"latency_s\":{");
-  if (!(round >= 0) || lat == NULL)
-    return -1;
-  r->round = (uint64_t)round;
-  r->time = jnum(line, NULL, "time");
-  r->iops = jnum(line, NULL, "iops");
-  r->p50 = jnum(line, lat, "p50");
-  r->mean = jnum(line, lat, "mean");
-  /* older recordings have no "ops": a probe with IOPS did I/O */
-  double ops = jnum(line, NULL, "ops");
-  r->ops = ops >= 0 ? (uint64_t)ops : r->iops > 0;
-  r->stalled = strstr(line, "\"stalled\":true") != NULL;
-  const char *errs = strstr(line, "\"errors\":{");
-  if (errs != NULL) {
-    double io = jnum(line, errs, "io"), sh = jnum(line, errs, "short");
-    r->errors = (uint64_t)((io > 0 ? io : 0) + (sh > 0 ? sh : 0));
-  }
-  return 0;
-}
-
+/* Appends path's probe and verdict lines ("-": standard input). 0, or -1
+ * after one line on stderr. */
 static int read_all(const char *path, rec_t **recs, size_t *n, size_t *cap) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
   if (f == NULL) {
     fprintf(stderr, "diskprobe replay: %s: %s\n", path, strerror(errno));
     return -1;
   }
-  char *line = NULL;
-  size_t llen = 0;
-  unsigned long lineno = 0;
-  int rc = 0;
-  while (getline(&line, &llen, f) > 0) {
-    lineno++;
-    if (line[0] == '\n' || line[0] == '#')
-      continue;
-    if (*n == *cap) {
-      size_t nc = *cap ? *cap * 2 : 4096;
-      rec_t *nr = realloc(*recs, nc * sizeof(*nr));
-      if (nr == NULL) {
-        rc = -1;
-        break;
-      }
-      *recs = nr;
-      *cap = nc;
-    }
-    int kind = parse_line(line, &(*recs)[*n]);
-    if (kind == 1)
-      continue;
-    if (kind < 0) {
-      fprintf(stderr,
-              "diskprobe replay: %s: line %lu is not a probe result of "
-              "`diskprobe watch --format json`\n",
-              path, lineno);
-      rc = -1;
-      break;
-    }
-    (*n)++;
-  }
-  free(line);
+  int rc = dp_replay_read(f, path, DP_JSONL_LINE_MAX, &names, recs, n, cap);
   if (f != stdin)
     fclose(f);
   return rc;
@@ -312,7 +220,7 @@ static int replay_options(int argc, char **argv, replay_t *rp,
 static int replay_targets(const rec_t *recs, size_t n, tgt_t *tg, size_t *nt,
                           dp_media_t media) {
   for (size_t i = 0; i < n; i++) {
-    tgt_t *t = find_tgt(tg, nt, recs[i].target);
+    tgt_t *t = find_tgt(tg, nt, TARGET(&recs[i]));
     if (t == NULL) {
       fprintf(stderr, "diskprobe replay: more than %d targets\n",
               REPLAY_TARGETS_MAX);
@@ -359,7 +267,7 @@ static void replay_feed(dp_monitor_t *m, const rec_t *recs, size_t n, tgt_t *tg,
       continue;
     for (size_t ti = 0; ti < nt; ti++) {
       int ends = open_round[ti] &&
-                 (i == n || (strcmp(recs[i].target, tg[ti].name) == 0 &&
+                 (i == n || (strcmp(TARGET(&recs[i]), tg[ti].name) == 0 &&
                              recs[i].round != cur[ti]));
       if (!ends)
         continue;
@@ -369,7 +277,7 @@ static void replay_feed(dp_monitor_t *m, const rec_t *recs, size_t n, tgt_t *tg,
     }
     if (i == n)
       break;
-    tgt_t *t = find_tgt(tg, &nt, recs[i].target);
+    tgt_t *t = find_tgt(tg, &nt, TARGET(&recs[i]));
     size_t ti = (size_t)(t - tg), k = 0;
     while (k < t->nprobes && strcmp(t->probes[k], recs[i].probe) != 0)
       k++;

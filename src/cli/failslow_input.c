@@ -1,6 +1,7 @@
 /* failslow_input.c - see failslow_input.h. */
 #define _GNU_SOURCE
 #include "failslow_input.h"
+#include "jsonl.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +20,10 @@ const char *const dp_fsinput_series[DP_FSINPUT_NFIELDS] = {
 const char *const dp_fsinput_keys[DP_FSINPUT_NFIELDS] = {
     "read_bytes_per_s", "write_bytes_per_s", "reads_per_s",
     "writes_per_s",     "read_await_s",      "write_await_s"};
+/* The largest value of each figure: bytes/s, I/Os per second, seconds
+ * (an await over a day is no await). */
+const double dp_fsinput_max[DP_FSINPUT_NFIELDS] = {1e15, 1e15,  1e10,
+                                                   1e10, 86400, 86400};
 
 static int fail(const char *where, const char *what) {
   fprintf(stderr, "diskprobe failslow: %s: %s\n", where, what);
@@ -270,12 +275,6 @@ static int cmp_point(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : (x->seq > y->seq);
 }
 
-static void chomp(char *s) {
-  size_t l = strlen(s);
-  while (l > 0 && (s[l - 1] == '\n' || s[l - 1] == '\r'))
-    s[--l] = '\0';
-}
-
 /* Unix seconds up to the year 5138: beyond, llround would overflow. */
 static int parse_time(const char *s, double *t) {
   char *end;
@@ -289,22 +288,29 @@ static double num_or_nan(const char *s) {
   return (end == s || *end != '\0') ? NAN : v;
 }
 
-/* Calls fn(line, lineno, arg) for every line of f (newline cut off) until
- * it returns non-zero. fn's status, or 2 after one line when f cannot be
- * read. */
-static int each_line(FILE *f, const char *path,
-                     int (*fn)(char *line, size_t lineno, void *arg),
+/* Calls fn(line, len, lineno, arg) for every record of f (jsonl.h:
+ * lines of at most DP_JSONL_LINE_MAX bytes, newline cut off; with objects,
+ * an object over many lines is one) until it returns non-zero. fn's
+ * status, or 2 after one line when f cannot be read or a line is too long.
+ * Without objects, a line with a NUL byte is refused. */
+static int each_line(FILE *f, const char *path, int objects,
+                     int (*fn)(char *line, size_t len, size_t lineno,
+                               void *arg),
                      void *arg) {
-  char *line = NULL;
-  size_t cap = 0, lineno = 0;
-  int rc = 0;
-  while (rc == 0 && getline(&line, &cap, f) >= 0) {
-    chomp(line);
-    rc = fn(line, ++lineno, arg);
+  dp_jsonl_t rd;
+  dp_jsonl_init(&rd, f, "failslow", path, objects);
+  size_t len;
+  int rc = 0, got = 0;
+  while (rc == 0 && (got = dp_jsonl_next(&rd, &len)) > 0) {
+    if (!objects && memchr(rd.buf, '\0', len) != NULL) {
+      dp_jsonl_fail(&rd, "a NUL byte");
+      rc = 2;
+    } else
+      rc = fn(rd.buf, len, rd.lineno, arg);
   }
-  if (rc == 0 && ferror(f))
-    rc = fail(path, strerror(errno));
-  free(line);
+  if (got < 0)
+    rc = 2;
+  dp_jsonl_free(&rd);
   return rc;
 }
 
@@ -315,8 +321,9 @@ typedef struct {
 } series_t;
 
 /* One line of a series file into its points. 0 or 2. */
-static int series_line(char *line, size_t lineno, void *arg) {
+static int series_line(char *line, size_t len, size_t lineno, void *arg) {
   series_t *sr = arg;
+  (void)len;
   if (line[0] == '\0' || (lineno == 1 && (line[0] < '0' || line[0] > '9')))
     return 0; /* a blank line; the header (epoch,value) */
   char *comma = strchr(line, ',');
@@ -326,15 +333,22 @@ static int series_line(char *line, size_t lineno, void *arg) {
   if (comma == NULL || !parse_time(line, &t)) {
     fprintf(stderr,
             "diskprobe failslow: %s: line %zu: want epoch,value (Unix "
-            "seconds, 0 to 1e11), not '%s'\n",
+            "seconds, 0 to 1e11), not '%.40s'\n",
             sr->path, lineno, line);
+    return 2;
+  }
+  double v = num_or_nan(comma + 1);
+  if (!isnan(v) && !(v >= 0 && v <= dp_fsinput_max[sr->field])) {
+    fprintf(stderr,
+            "diskprobe failslow: %s: line %zu: want a value from 0 to %.16g "
+            "(or nan), not '%.40s'\n",
+            sr->path, lineno, dp_fsinput_max[sr->field], comma + 1);
     return 2;
   }
   points_t *pts = sr->pts;
   if (grow(&pts->p, &pts->cap, pts->n, sizeof(*pts->p), 65536) != 0)
     return fail(sr->path, "out of memory");
-  pts->p[pts->n] =
-      (point_t){t, num_or_nan(comma + 1), (uint32_t)pts->n, sr->field};
+  pts->p[pts->n] = (point_t){t, v, (uint32_t)pts->n, sr->field};
   pts->n++;
   return 0;
 }
@@ -346,7 +360,7 @@ static int read_series(const char *path, int field, points_t *pts) {
   if (f == NULL)
     return fail(path, strerror(errno));
   series_t sr = {path, field, pts};
-  int rc = each_line(f, path, series_line, &sr);
+  int rc = each_line(f, path, 0, series_line, &sr);
   fclose(f);
   return rc;
 }
@@ -423,167 +437,44 @@ int dp_fsinput_read_collectd(dp_fsinput_host_t *h, const char *hostdir) {
 
 /* ---- JSON lines --------------------------------------------------------- */
 
-/* A flat JSON object's scanner: enough for one line per sample. */
-typedef struct {
-  const char *p;
-} scan_t;
-
-static void skip_ws(scan_t *s) {
-  while (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n')
-    s->p++;
-}
-
-/* A string into buf (escapes decoded, \u above 0x7f as '?'). 0 or -1. */
-static int scan_string(scan_t *s, char *buf, size_t len) {
-  size_t k = 0;
-  if (*s->p != '"')
-    return -1;
-  s->p++;
-  while (*s->p != '"') {
-    char c = *s->p++;
-    if (c == '\0')
-      return -1;
-    if (c == '\\') {
-      c = *s->p++;
-      switch (c) {
-      case 'n':
-        c = '\n';
-        break;
-      case 't':
-        c = '\t';
-        break;
-      case 'r':
-        c = '\r';
-        break;
-      case 'b':
-        c = '\b';
-        break;
-      case 'f':
-        c = '\f';
-        break;
-      case 'u': {
-        unsigned v = 0;
-        for (int i = 0; i < 4; i++, s->p++) {
-          char h = *s->p;
-          int d = h >= '0' && h <= '9'   ? h - '0'
-                  : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                  : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                         : -1;
-          if (d < 0)
-            return -1;
-          v = v * 16 + (unsigned)d;
-        }
-        c = v >= 0x01 && v < 0x80 ? (char)v : '?';
-        break;
-      }
-      case '"':
-      case '\\':
-      case '/':
-        break;
-      default:
-        return -1;
-      }
-    }
-    if (k + 1 < len)
-      buf[k++] = c;
-  }
-  s->p++;
-  if (len > 0)
-    buf[k] = '\0';
-  return 0;
-}
-
-/* Skips a value that is not read: an object or an array (to its matching
- * bracket, strings within skipped whole), or a bare word. 0 or -1. */
-static int skip_value(scan_t *s) {
-  if (*s->p != '{' && *s->p != '[') {
-    while (*s->p && !strchr(",} \t", *s->p))
-      s->p++;
-    return 0;
-  }
-  int depth = 0;
-  do {
-    if (*s->p == '"') {
-      char none[1];
-      if (scan_string(s, none, 0) != 0)
-        return -1;
-      continue;
-    }
-    if (*s->p == '\0')
-      return -1;
-    depth += *s->p == '{' || *s->p == '[';
-    depth -= *s->p == '}' || *s->p == ']';
-    s->p++;
-  } while (depth > 0);
-  return 0;
-}
-
-/* One line's sample. Returns 1 with host, device, t and f filled, 0 for a
- * line that is not a device-view sample (no device-view key), -1 for one
- * that is no JSON object or has a bad time. */
-static int scan_line(const char *line, char *host, size_t hl, char *dev,
-                     size_t dl, double *t, double f[DP_FSINPUT_NFIELDS]) {
-  scan_t s = {line};
-  int any = 0, have_t = 0;
-  snprintf(host, hl, "localhost");
-  dev[0] = '\0';
-  for (int k = 0; k < DP_FSINPUT_NFIELDS; k++)
-    f[k] = NAN;
-  skip_ws(&s);
-  if (*s.p++ != '{')
-    return -1;
-  skip_ws(&s);
-  while (*s.p != '}') {
-    char key[64];
-    if (scan_string(&s, key, sizeof(key)) != 0)
-      return -1;
-    skip_ws(&s);
-    if (*s.p++ != ':')
-      return -1;
-    skip_ws(&s);
-    int field = -1;
+/* The figures, time, host and disk of a device-view object. 1 with them
+ * filled, 0 for an object without any of the figures (not a device-view
+ * sample: skipped), -1 with why filled. */
+static int scan_object(const json_t *o, char *host, size_t hl, char *dev,
+                       size_t dl, double *t, double f[DP_FSINPUT_NFIELDS],
+                       char *why, size_t wl) {
+  int any = 0;
+  for (int k = 0; k < DP_FSINPUT_NFIELDS; k++) {
     /* its own keys, or the catalogue's names as watch prints them */
-    for (int k = 0; k < DP_FSINPUT_NFIELDS; k++)
-      if (strcmp(key, dp_fsinput_keys[k]) == 0 ||
-          strcmp(key, dp_fsinput_series[k]) == 0)
-        field = k;
-    if (*s.p == '"') {
-      char val[256];
-      if (scan_string(&s, val, sizeof(val)) != 0)
-        return -1;
-      if (strcmp(key, "host") == 0)
-        snprintf(host, hl, "%s", val);
-      else if (strcmp(key, "device") == 0 || strcmp(key, "device_view") == 0)
-        snprintf(dev, dl, "%s", val);
-    } else if (field >= 0 || strcmp(key, "time") == 0) {
-      char *end;
-      double v = NAN;
-      if (strncmp(s.p, "null", 4) == 0)
-        end = (char *)s.p + 4;
-      else if ((v = strtod(s.p, &end)), end == s.p)
-        return -1;
-      s.p = end;
-      if (field >= 0) {
-        f[field] = v;
-        any = 1;
-      } else {
-        *t = v;
-        have_t = !isnan(v) && v >= 0 && v <= 1e11;
-        if (!have_t)
-          return -1;
-      }
-    } else if (skip_value(&s) != 0)
+    const char *own = dp_fsinput_keys[k], *cat = dp_fsinput_series[k];
+    int has_own = json_object_get(o, own) != NULL;
+    if (has_own && json_object_get(o, cat) != NULL) {
+      snprintf(why, wl, "both \"%s\" and \"%s\"", own, cat);
       return -1;
-    skip_ws(&s);
-    if (*s.p == ',') {
-      s.p++;
-      skip_ws(&s);
-    } else if (*s.p != '}')
+    }
+    any |= has_own || json_object_get(o, cat) != NULL;
+    if (dp_jsonl_number(o, has_own ? own : cat, 0, dp_fsinput_max[k], 0, 1, NAN,
+                        &f[k], why, wl) < 0)
       return -1;
   }
   if (!any)
     return 0;
-  return have_t && dev[0] != '\0' ? 1 : -1;
+  if (dp_jsonl_number(o, "time", 0, 1e11, 0, 0, NAN, t, why, wl) < 0)
+    return -1;
+  if (isnan(*t)) {
+    snprintf(why, wl, "no \"time\"");
+    return -1;
+  }
+  if (dp_jsonl_string(o, "host", host, hl, why, wl) < 0)
+    return -1;
+  if (json_object_get(o, "host") == NULL)
+    snprintf(host, hl, "localhost");
+  const char *dk =
+      json_object_get(o, "device_view") != NULL ? "device_view" : "device";
+  int r = dp_jsonl_string(o, dk, dev, dl, why, wl);
+  if (r > 0 || (r == 0 && dev[0] == '\0'))
+    snprintf(why, wl, "no \"device\" (or \"device_view\")");
+  return r == 0 && dev[0] != '\0' ? 1 : -1;
 }
 
 /* The host named name in *hosts, added when new. NULL: out of memory. */
@@ -636,19 +527,21 @@ typedef struct {
   size_t *n;
 } jsonl_t;
 
-/* One JSON line into its host. 0 or 2. */
-static int json_line(char *line, size_t lineno, void *arg) {
+/* One JSON line (or object) into its host. 0 or 2. */
+static int json_line(char *line, size_t len, size_t lineno, void *arg) {
   jsonl_t *j = arg;
-  char host[256], dev[DP_FAILSLOW_NAME_MAX];
+  char host[256], dev[DP_FAILSLOW_NAME_MAX], why[256];
   double t = NAN, fld[DP_FSINPUT_NFIELDS];
-  if (line[0] == '\0')
+  if (len == 0)
     return 0;
-  int r = scan_line(line, host, sizeof(host), dev, sizeof(dev), &t, fld);
+  json_t *o = dp_jsonl_object(line, len, why, sizeof(why));
+  int r = o == NULL ? -2
+                    : scan_object(o, host, sizeof(host), dev, sizeof(dev), &t,
+                                  fld, why, sizeof(why));
+  json_decref(o);
   if (r < 0) {
-    fprintf(stderr,
-            "diskprobe failslow: %s: line %zu: not a device-view object "
-            "with \"time\" (Unix seconds, 0 to 1e11) and \"device\"\n",
-            j->path, lineno);
+    fprintf(stderr, "diskprobe failslow: %s: line %zu: %s%s\n", j->path, lineno,
+            r == -1 ? "not a device-view object: " : "", why);
     return 2;
   }
   if (r == 0 || !whole_disk_name(dev))
@@ -674,7 +567,7 @@ int dp_fsinput_read_json(const char *path, dp_fsinput_host_t **hosts,
   if (f == NULL)
     return fail(path, strerror(errno));
   jsonl_t j = {path, hosts, n};
-  int rc = each_line(f, path, json_line, &j);
+  int rc = each_line(f, path, 1, json_line, &j);
   if (!is_stdin)
     fclose(f);
   for (size_t i = 0; i < *n && rc == 0; i++)

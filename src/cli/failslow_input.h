@@ -50,6 +50,9 @@ enum {
  * (devview.h) and the JSON keys, each in field order. */
 extern const char *const dp_fsinput_series[DP_FSINPUT_NFIELDS];
 extern const char *const dp_fsinput_keys[DP_FSINPUT_NFIELDS];
+/* The largest value each figure may have (the smallest is 0), in field
+ * order: bytes/s 1e15, I/Os per second 1e10, awaits 86400 s. */
+extern const double dp_fsinput_max[DP_FSINPUT_NFIELDS];
 
 /* The detector's two figures from the device view's, as src/peers.c takes
  * them from diskstats: throughput read + write bytes/s; latency the awaits

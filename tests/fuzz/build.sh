@@ -6,7 +6,8 @@
 #   bash tests/fuzz/build.sh [OUTDIR]   (default: ${TMPDIR:-/tmp}/diskprobe-fuzz)
 #
 # Prints the fuzzers it built. Exits 77 (with a reason on stderr) if clang
-# or its libFuzzer runtime is missing (Debian: clang, libclang-rt-14-dev),
+# or its libFuzzer runtime (Debian: clang, libclang-rt-14-dev) or jansson
+# (libjansson-dev, for the command's JSON readers) is missing,
 # 1 if a build fails. CC=clang-15 picks another clang; FUZZ_CFLAGS adds
 # flags (e.g. -O2 for a longer run).
 set -euo pipefail
@@ -28,6 +29,16 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
   exit 77
 }
 
+# jansson: the command's JSON readers (failslow_input, replay_input)
+if pkg-config --exists jansson 2>/dev/null; then
+  jansson_cflags=$(pkg-config --cflags jansson)
+  jansson_libs=$(pkg-config --libs jansson)
+else
+  jansson_cflags= jansson_libs=-ljansson
+fi
+[ -f /usr/include/jansson.h ] || pkg-config --exists jansson 2>/dev/null ||
+  { echo "jansson not installed (Debian: libjansson-dev)" >&2; exit 77; }
+
 flags=(-g -O1 -std=gnu11 -fno-omit-frame-pointer
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
   -Wall -Wextra -iquote "$src")
@@ -43,12 +54,14 @@ declare -A needs=(
   [fuzz_units]="units.c"
   [fuzz_conf]="conf.c options.c units.c $core"
   [fuzz_health_state]="health.c health_state.c blockdev.c conf.c options.c units.c $core"
-  [fuzz_failslow_input]="cli/cmd_failslow.c cli/failslow_input.c cli/common.c failslow.c conf.c options.c units.c $core"
+  [fuzz_failslow_input]="cli/cmd_failslow.c cli/failslow_input.c cli/jsonl.c cli/common.c failslow.c conf.c options.c units.c $core"
+  [fuzz_replay_input]="cli/replay_input.c cli/jsonl.c"
 )
-for t in fuzz_diskstats fuzz_units fuzz_conf fuzz_health_state fuzz_failslow_input; do
+for t in fuzz_diskstats fuzz_units fuzz_conf fuzz_health_state fuzz_failslow_input fuzz_replay_input; do
   files=("$here/$t.c")
   for f in ${needs[$t]}; do files+=("$src/$f"); done
-  "$cc" "${flags[@]}" "${files[@]}" -o "$out/$t" -laio -lm -lpthread ||
+  # shellcheck disable=SC2086 # the flags are lists
+  "$cc" "${flags[@]}" $jansson_cflags "${files[@]}" -o "$out/$t" -laio -lm -lpthread $jansson_libs ||
     { echo "building $t failed" >&2; exit 1; }
   echo "$out/$t"
 done

@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include "cli/cli.h"
 #include "cli/failslow_input.h"
+#include "fuzz_check.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -36,12 +37,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define CHECK(c)                                                               \
-  do {                                                                         \
-    if (!(c))                                                                  \
-      __builtin_trap();                                                        \
-  } while (0)
 
 #define NPARTS (3 * DP_FSINPUT_NFIELDS)
 

@@ -6,8 +6,11 @@
 # healthy host prints nothing; the same data as device-view JSON lines
 # gives the same output; the output is byte for byte what the tool printed
 # when it read the research layout itself (tests/fixtures/failslow, made by
-# the tool of commit 12aa67e on the same generated data); bad usage and
-# unreadable input exit 2 with one line.
+# the tool of commit 12aa67e on the same generated data); JSON in any
+# layout (jq's, reordered keys) reads the same; a flag in a window that
+# closes inside a short gap is printed; bad usage, unreadable input,
+# impossible values and lines over 1 MiB (/dev/zero) exit 2 with one line
+# naming the file and line.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
@@ -94,6 +97,32 @@ rc=$?
   pass "--devview-json: the same output from JSON lines ($(wc -l <"$d/dv.jsonl") lines)" ||
   fail "--devview-json: rc $rc: $(diff "$fx/gen-trace.txt" "$d/trace2" | head -5) $(cat "$d/err")"
 
+# a window that closes inside a short gap (filled with missing intervals)
+# is reported like any other: host_7's samples at every window's last step
+# are dropped on the first day, so its flag (1658152785, the 12th window)
+# falls into a gap; it was dropped, and the summary said 0 flagged
+python3 - "$d/dv.jsonl" >"$d/gap.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("host") != "host_7":
+        continue
+    k = (o["time"] - 1658149200) // 15
+    if o["time"] < 1658235600 and k % 20 == 19:
+        continue
+    print(line, end="")
+PY
+"$DISKPROBE" failslow --format json --devview-json "$d/gap.jsonl" >"$d/out" 2>"$d/err" &&
+  "$DISKPROBE" failslow --devview-json "$d/gap.jsonl" >"$d/gap.txt" 2>>"$d/err"
+rc=$?
+if [ $rc = 0 ] && [ ! -s "$d/err" ] && [ "$(wc -l <"$d/out")" = 1 ] &&
+  grep -q '"disk": "disk4", "first_flag_ts": 1658152785,' "$d/out" &&
+  grep -q '^host_7 disk4: FLAGGED at ' "$d/gap.txt" && grep -q '^host_7: 12 drives, .* 1 flagged$' "$d/gap.txt"; then
+  pass "a flag in a window closed inside a short gap is printed: $(cat "$d/out")"
+else
+  fail "flag inside a gap: rc $rc: $(cat "$d/out" "$d/err"; tail -1 "$d/gap.txt")"
+fi
+
 # the same lines as `diskprobe watch --format json` prints its device view
 # ("device_view" and the catalogue's names) with watch's verdict lines
 # mixed in: read as they are, the same output
@@ -117,6 +146,20 @@ rc=$?
 [ $rc = 0 ] && [ ! -s "$d/err" ] && diff -q "$fx/gen-trace.txt" "$d/trace3" >/dev/null &&
   pass "--devview-json reads watch's device-view lines as they are: the same output" ||
   fail "--devview-json on watch's keys: rc $rc: $(diff "$fx/gen-trace.txt" "$d/trace3" | head -5) $(cat "$d/err")"
+
+# the same objects pretty-printed over many lines (as `jq .` prints them),
+# keys reversed: the same output
+python3 - "$d/watch.jsonl" >"$d/pretty.json" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    print(json.dumps(dict(reversed(list(o.items()))), indent=2))
+PY
+"$DISKPROBE" failslow --trace --drives --devview-json "$d/pretty.json" >"$d/trace4" 2>"$d/err"
+rc=$?
+[ $rc = 0 ] && [ ! -s "$d/err" ] && diff -q "$fx/gen-trace.txt" "$d/trace4" >/dev/null &&
+  pass "--devview-json reads objects over many lines, keys in any order: the same output ($(wc -l <"$d/pretty.json") lines)" ||
+  fail "--devview-json pretty-printed: rc $rc: $(diff "$fx/gen-trace.txt" "$d/trace4" | head -5) $(cat "$d/err")"
 
 # reads and writes together: the awaits weighted by the operations, the
 # throughputs added (as src/peers.c takes them from diskstats); a
@@ -171,6 +214,24 @@ printf 'epoch,value\n1e30,3\n' >"$d/bad/h/diskprobe-dev-sda/latency-read_await-2
 expect 2 "'1e30'" "$DISKPROBE" failslow --format json --collectd-csv "$d/bad"
 printf '{"time": 1e30, "device": "sda", "read_await_s": 1}\n' >"$d/bad.jsonl"
 expect 2 "line 1: not a device-view object" "$DISKPROBE" failslow --devview-json "$d/bad.jsonl"
+# impossible values, with the file and line; a line over 1 MiB and an
+# endless one (/dev/zero) fail fast, read no further than the limit
+good='{"time": 1700000000, "device": "sda", "read_bytes_per_s": 1e6, "read_await_s": 0.001}'
+printf '%s\n{"time": 1700000015, "device": "sda", "read_bytes_per_s": -1, "read_await_s": 0.001}\n' "$good" >"$d/neg.jsonl"
+expect 2 'neg.jsonl: line 2: not a device-view object: "read_bytes_per_s": want a number from 0 to 1000000000000000 or null, not -1' "$DISKPROBE" failslow --devview-json "$d/neg.jsonl"
+printf '%s\n{"time": 1700000015, "device_view": "sda", "bytes_per_second-read": 1e6, "latency-read_await": "nan"}\n' "$good" >"$d/nan.jsonl"
+expect 2 'nan.jsonl: line 2: not a device-view object: "latency-read_await": want a number from 0 to 86400 or null, not "nan"' "$DISKPROBE" failslow --devview-json "$d/nan.jsonl"
+printf '%s\n{"time": 1700000015, "device": "sda", "read_bytes_per_s": 1e400, "read_await_s": 0.001}\n' "$good" >"$d/huge.jsonl"
+expect 2 'huge.jsonl: line 2: not a JSON object: real number overflow' "$DISKPROBE" failslow --devview-json "$d/huge.jsonl"
+printf '%s\n{"time": 1700000015, "device": "sda", "read_bytes_per_s": 1e6, "read_await_s": 90000}\n' "$good" >"$d/slow.jsonl"
+expect 2 'slow.jsonl: line 2: not a device-view object: "read_await_s": want a number from 0 to 86400' "$DISKPROBE" failslow --devview-json "$d/slow.jsonl"
+{ echo "$good"; echo "$good"; head -c $((2 << 20)) /dev/zero | tr '\0' ' '; echo; } >"$d/long.jsonl"
+expect 2 'long.jsonl: line 3: longer than 1048576 bytes' timeout 20 "$DISKPROBE" failslow --devview-json "$d/long.jsonl"
+expect 2 '/dev/zero: line 1: longer than 1048576 bytes' timeout 20 "$DISKPROBE" failslow --devview-json /dev/zero
+printf 'epoch,value\n1700000000,-0.5\n' >"$d/bad/h/diskprobe-dev-sda/latency-read_await-2022-07-18"
+expect 2 "line 2: want a value from 0 to 86400 (or nan), not '-0.5'" "$DISKPROBE" failslow --format json --collectd-csv "$d/bad"
+{ printf 'epoch,value\n'; head -c $((2 << 20)) /dev/zero | tr '\0' '1'; echo; } >"$d/bad/h/diskprobe-dev-sda/latency-read_await-2022-07-18"
+expect 2 "latency-read_await-2022-07-18: line 2: longer than 1048576 bytes" "$DISKPROBE" failslow --format json --collectd-csv "$d/bad"
 printf '{"time": 1, "device": "sda", "probe": "x"}\n' >"$d/none.jsonl"
 expect 2 "no device-view samples" "$DISKPROBE" failslow --devview-json "$d/none.jsonl"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then

@@ -3,7 +3,7 @@
 # (tests/fuzz/: the /proc/diskstats parser and tracker, the number, size
 # and duration parsers, the configuration model, the health state file's
 # reader and its save/load round trip, the fail-slow device-view readers and the
-# detector behind it) over its seed corpus
+# detector behind it, replay's reader of watch's JSON lines) over its seed corpus
 # (tests/fuzz/corpus/TARGET/) and what it finds in FUZZ_SECONDS (default
 # 20) seconds. Fails on any crash, sanitizer report, leak or broken
 # invariant; the input that did it is kept and named. Skips if clang's
@@ -24,7 +24,7 @@ rc=$?
 scratch=$(mktemp -d /dev/shm/diskprobe-fuzz.XXXXXX 2>/dev/null || mktemp -d "$d/scratch.XXXXXX")
 at_exit "rm -rf '$scratch'"
 keep="$top_builddir/tests/fuzz-artifacts"
-for t in diskstats units conf health_state failslow_input; do
+for t in diskstats units conf health_state failslow_input replay_input; do
   seeds="$top_srcdir/tests/fuzz/corpus/$t"
   work="$d/corpus-$t" # the seeds stay as they are; new inputs go here
   mkdir -p "$work" "$d/art-$t"
