@@ -31,8 +31,9 @@ import urllib.request
 
 # A step keeps up when, at its end: every RRD file exists, the write queue
 # holds less than one interval's values and answered, nothing was dropped in
-# the steady window, /metrics answered with every series, and every file was
-# written within the freshness window (written in steady state).
+# the steady window, /metrics (if write_prometheus is loaded) answered with
+# every series, and every file was written within the freshness window
+# (written in steady state).
 KEEP_UP = {"files": 0.999, "series": 0.99, "fresh": 0.99}
 
 
@@ -163,7 +164,7 @@ def sample(a):
         files, creating = count_files(a.rrd)
         ql = getval(a.sock, ql_id, a.timeout)
         dropped = getval(a.sock, drop_id, a.timeout) if ql is not None else None
-        series, scrape_s = scrape(a.metrics, a.timeout)
+        series, scrape_s = scrape(a.metrics, a.timeout) if a.metrics else (None, None)
         udp = udp_rcvbuf_errors()
         samples.append({"t": round(t, 1), "files": files, "creating": creating,
                         "queue": ql, "dropped": dropped, "cpu_s": cpu, "tg_cpu_s": tg_cpu,
@@ -176,7 +177,7 @@ def sample(a):
     fresh = count_fresh(a.rrd, time.time() - a.fresh_within)
     out = {"label": a.label, "config": a.config, "hosts": a.hosts, "values": a.values,
            "duration": a.duration, "steady_from": a.steady_from, "fresh_within": a.fresh_within,
-           "interval": a.interval, "samples": samples, "fresh": fresh}
+           "interval": a.interval, "metrics": bool(a.metrics), "samples": samples, "fresh": fresh}
     with open(a.out, "w") as f:
         json.dump(out, f)
 
@@ -200,15 +201,15 @@ def summarize(r):
     steady = [x for x in s if x["t"] >= r["steady_from"]]
     all_at = next((x["t"] for x in s if x["files"] >= KEEP_UP["files"] * n), None)
     qs = [x["queue"] for x in s if x["queue"] is not None]
-    dropped_steady = None
+    # derive-dropped reads as a rate (value lists dropped per second)
     ds = [x["dropped"] for x in steady if x["dropped"] is not None]
-    if len(ds) >= 2:
-        dropped_steady = ds[-1] - ds[0]
+    dropped_steady = max(ds) if ds else None
     no_answer = sum(1 for x in s if x["queue"] is None)
     scr = [x["scrape_s"] for x in s if x["scrape_s"] is not None]
-    scrape_fail = sum(1 for x in s if x["scrape_s"] is None)
+    prom = r.get("metrics", True)  # write_prometheus loaded
+    scrape_fail = sum(1 for x in s if x["scrape_s"] is None) if prom else 0
     row = {
-        "config": r["config"], "hosts": r["hosts"], "values": n,
+        "config": r["config"], "hosts": r["hosts"], "values": n, "prom": prom,
         "files_60": next((x["files"] for x in s if x["t"] >= 60), None),
         "files_end": last["files"], "all_files_at": all_at,
         "queue_max": max(qs) if qs else None, "queue_end": last["queue"],
@@ -228,7 +229,7 @@ def summarize(r):
         all_at is not None
         and last["queue"] is not None and last["queue"] < n  # under one interval's values
         and (dropped_steady or 0) == 0
-        and last["series"] is not None and last["series"] >= KEEP_UP["series"] * n
+        and (not prom or (last["series"] is not None and last["series"] >= KEEP_UP["series"] * n))
         and r["fresh"] >= KEEP_UP["fresh"] * n)
     return row
 
@@ -250,7 +251,7 @@ def report(files):
         rows.append(summarize(r))
     rows.sort(key=lambda r: (r["hosts"], r["config"]))
     cols = ["hosts", "config", "files 60 s", "all files at", "files end", "queue max/end",
-            "dropped (steady)", "series end", "scrape max s", "CPU cold/steady",
+            "dropped/s (steady max)", "series end", "scrape max s", "CPU cold/steady",
             "threads max (refused)", "RSS MiB",
             "fresh", "UDP drops", "keeps up"]
     print("| " + " | ".join(cols) + " |")
@@ -266,7 +267,7 @@ def report(files):
             "-" if r["all_files_at"] is None else "%.0f s" % r["all_files_at"],
             "{:,} / {:,}".format(r["files_end"], n), q,
             "%s (%s)" % (_fmt(r["dropped_end"]), _fmt(r["dropped_steady"])),
-            pct(r["series_end"], n), sc,
+            pct(r["series_end"], n) if r["prom"] else "no write_prometheus", sc,
             "%s / %s" % (_fmt(r["cold_cores"], "%.2f"), _fmt(r["steady_cores"], "%.2f")),
             "%s (%s)" % (_fmt(r["threads_max"]), _fmt(r["refused"])),
             _fmt(r["rss_end"]), pct(r["fresh"], n), _fmt(r["udp_errors"]),

@@ -52,7 +52,7 @@ set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=$(cd "$here/../../.." && pwd)
 : "${HOSTS:=300 1000 3000}" "${CONFIGS:=old new}" "${CACHE_TIMEOUT:=60}"
-: "${VALUES:=95}" "${PLUGINS:=4}" "${LIMIT:=1320}" "${TASKS_MAX:=4096}"
+: "${VALUES:=95}" "${PLUGINS:=4}" "${LIMIT:=1320}" "${TASKS_MAX:=4096}" "${SETTLE:=40}"
 : "${STEP:=$((2 * CACHE_TIMEOUT + 2 * CACHE_TIMEOUT / 5 + 28))}"
 say() { echo "fleet_scale: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -130,6 +130,9 @@ LoadPlugin write_prometheus
 CONF
 }
 new_dropin() { cat "$top_srcdir/contrib/examples/fleet-server.conf"; }
+# rrdonly: the new drop-in without write_prometheus (Prometheus scraping
+# the members themselves): what the RRD files alone cost the central.
+rrdonly_dropin() { new_dropin | sed '/^LoadPlugin write_prometheus$/,/^<\/Plugin>$/d'; }
 # rrdcached: the new drop-in with the rrdcached plugin instead of rrdtool,
 # writing through an rrdcached daemon that caches as the new drop-in's
 # rrdtool does (started by step; its socket is $d/rrdcached.sock).
@@ -189,12 +192,18 @@ pids_cgroup() {
 # ---- one step -----------------------------------------------------------------
 # step CONFIG HOSTS: runs it; writes $OUT/CONFIG-HOSTS.json.
 step() {
-  local cfg=$1 h=$2 d="$work/$1-$2" n=$(($2 * VALUES)) port prom cpid tpid waited left cg refused rpid=
+  local cfg=$1 h=$2 d="$work/$1-$2" n=$(($2 * VALUES)) port prom cpid tpid waited left cg refused rpid='' metrics
   local t0=$SECONDS
+  # ext4 without a journal (this machine's) passes over inodes freed in the
+  # last ~35 s when it allocates new ones: the tree the last step deleted
+  # would slow this step's file creation, which a real cold start does not see.
+  [ -n "$deleted_at" ] && [ $((SECONDS - deleted_at)) -lt "$SETTLE" ] && sleep $((SETTLE - (SECONDS - deleted_at)))
   mkdir -p "$d/rrd"
   port=$((20000 + RANDOM % 20000))
   prom=$((port + 1))
   central_conf "$d" "$cfg" "$port" "$prom"
+  metrics=
+  grep -q '^LoadPlugin write_prometheus' "$d/collectd.conf" && metrics="http://127.0.0.1:$prom/metrics"
   collectd -t -C "$d/collectd.conf" >"$d/check.out" 2>&1 || die "collectd -t refused $cfg: $(cat "$d/check.out")"
   cp "$d/collectd.conf" "$OUT/$cfg-$h.conf"
   if [ "$cfg" = rrdcached ]; then # its cache scaled as rrdtool's (see the header)
@@ -217,7 +226,7 @@ step() {
   tpid=$!
   pids+=("$tpid")
   python3 "$here/fleet_scale.py" sample --pid "$cpid" --tg-pid "$tpid" ${rpid:+--also-pid "$rpid"} --sock "$d/sock" \
-    --rrd "$d/rrd" --metrics "http://127.0.0.1:$prom/metrics" --values "$n" --hosts "$h" \
+    --rrd "$d/rrd" --metrics "$metrics" --values "$n" --hosts "$h" \
     --config "$cfg" --duration "$STEP" --steady-from "$((STEP - 30))" \
     --fresh-within "$((CACHE_TIMEOUT + CACHE_TIMEOUT / 5 + 20))" --out "$OUT/$cfg-$h.json"
   waited=$(stop "$tpid" 10)
@@ -236,13 +245,17 @@ step() {
     sort | uniq -c | sort -rn | head -3 | sed 's/^/    log: /' >&2
   gzip -c "$d/collectd.log" >"$OUT/$cfg-$h.log.gz"
   rm -rf "$d"
+  sync
+  deleted_at=$SECONDS
   say "$cfg, $h hosts: step done in $((SECONDS - t0)) s"
 }
 
+deleted_at=
 say "hosts: $HOSTS; configurations: $CONFIGS; $STEP s per step, CacheTimeout $CACHE_TIMEOUT s; results in $OUT"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for h in $HOSTS; do
   for cfg in $CONFIGS; do
-    if [ $((SECONDS - start + STEP + 40)) -gt "$LIMIT" ]; then
+    if [ $((SECONDS - start + STEP + SETTLE + 30)) -gt "$LIMIT" ]; then
       say "skipping $cfg at $h hosts: it would end after LIMIT ($LIMIT s)"
       continue
     fi
@@ -251,7 +264,7 @@ for h in $HOSTS; do
 done
 echo
 echo "fleet_scale: $(date -u '+%Y-%m-%d %H:%M UTC'), collectd $(dpkg-query -W -f='${Version}' collectd-core 2>/dev/null)," \
-  "$(nproc) cores, $((SECONDS - start)) s; HOSTS=\"$HOSTS\" STEP=$STEP CACHE_TIMEOUT=$CACHE_TIMEOUT VALUES=$VALUES PLUGINS=$PLUGINS"
+  "$(nproc) cores (load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after), $((SECONDS - start)) s; HOSTS=\"$HOSTS\" STEP=$STEP CACHE_TIMEOUT=$CACHE_TIMEOUT VALUES=$VALUES PLUGINS=$PLUGINS"
 echo
 compgen -G "$OUT/*.json" >/dev/null || die "no step ran"
 python3 "$here/fleet_scale.py" report "$OUT"/*.json
