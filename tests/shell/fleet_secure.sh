@@ -148,8 +148,23 @@ for n in $members; do
 done
 
 rrd_of() { echo "$srv/rrd/$1.fleet.test/diskprobe-data/probe_latency-randread-qd1.rrd"; }
-both_stored() { [ "$(rrd_points "$(rrd_of client-a)" 60)" -ge 3 ] && [ "$(rrd_points "$(rrd_of client-b)" 60)" -ge 3 ]; }
-wait_until 60 both_stored
+# The server keeps RRD updates in memory (CacheTimeout) and writes them when
+# it stops, and it creates a file in the background, dropping the values
+# that come before the file exists: wait until /metrics serves both members'
+# p99 stamped 6 s (three probe rounds) after it first served both, then
+# read the files after the stop.
+p99_of() { echo "collectd_diskprobe_probe_latency_p99{diskprobe=\"data\",type=\"randread-qd1\",instance=\"$1.fleet.test\"}"; }
+# served_since MS: both p99 series are on /metrics, stamped MS or later.
+served_since() {
+  local n ts
+  curl -s "http://127.0.0.1:$prom/metrics" >"$srv/metrics.now" || return 1
+  for n in client-a client-b; do
+    ts=$(grep -F "$(p99_of "$n")" "$srv/metrics.now" | awk '{ print $NF }')
+    [ -n "$ts" ] && [ "$ts" -ge "$1" ] || return 1
+  done
+}
+wait_until 60 served_since 0
+wait_until 60 served_since $(($(date +%s%3N) + 6000))
 rejected_re='network plugin: Checksum mismatch. Username: diskprobe-fleet'
 wait_log "$srv/collectd.log" 20 "$rejected_re"
 # instance/exported_instance/job of every p99 series Prometheus stored
@@ -192,7 +207,7 @@ for n in client-a client-b; do
   num_cmp "$pts" '>=' 3 && num_cmp "$p99" '>' 0 &&
     pass "$n: stored as $n.fleet.test by the server ($pts finite points in the last 2 min, last p99 $p99 s)" ||
     fail "$n: RRD $f: $pts points, p99 $p99 ($(ls "$srv/rrd" 2>&1 | tr '\n' ' '))"
-  grep -q "^collectd_diskprobe_probe_latency_p99{diskprobe=\"data\",type=\"randread-qd1\",instance=\"$n.fleet.test\"}" "$srv/metrics" &&
+  grep -q "^$(p99_of "$n")" "$srv/metrics" &&
     pass "$n: write_prometheus serves its p99 with instance=\"$n.fleet.test\"" ||
     fail "$n: no p99 with instance=\"$n.fleet.test\" on /metrics: $(grep -m2 '^collectd_diskprobe_probe_latency_p99' "$srv/metrics")"
 done
