@@ -85,27 +85,31 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
              "resumes.",
              tn, path, ev->device, dur(ev->stall_ns, d1, sizeof(d1)));
     return LOG_NOTICE;
-  case DP_SCHED_SHRUNK:
+  case DP_SCHED_SHRUNK: {
+    /* what follows depends on whether the probes could shrink enough */
+    char then[96];
     if (ev->scale > 0)
-      snprintf(buf, len,
-               "target \"%s\": a round kept disk %s busy for %.3g s, more "
-               "than DutyCycle %g%% of its ProbeInterval %.3g s allows "
-               "(%.3g s): its probes now run for %.0f%% of their Duration; "
-               "ProbeInterval stays %.3g s.",
-               tn, ev->disk, (double)ev->busy_ns / 1e9, ev->duty_percent,
-               (double)ev->configured_ns / 1e9, (double)ev->interval_ns / 1e9,
-               ev->scale * 100, (double)ev->configured_ns / 1e9);
+      snprintf(then, sizeof(then),
+               ": its probes now run for %.0f%% of "
+               "their Duration;",
+               ev->scale * 100);
     else
-      snprintf(buf, len,
-               "target \"%s\": a round kept disk %s busy for %.3g s, more "
-               "than DutyCycle %g%% of its ProbeInterval %.3g s allows "
-               "(%.3g s), even with its probes at their shortest; "
-               "ProbeInterval stays %.3g s (the verdict is not delayed), "
-               "the budget is exceeded while the disk is this slow.",
-               tn, ev->disk, (double)ev->busy_ns / 1e9, ev->duty_percent,
-               (double)ev->configured_ns / 1e9, (double)ev->interval_ns / 1e9,
-               (double)ev->configured_ns / 1e9);
+      snprintf(then, sizeof(then),
+               ", even with its probes at their "
+               "shortest;");
+    snprintf(buf, len,
+             "target \"%s\": a round kept disk %s busy for %.3g s, more "
+             "than DutyCycle %g%% of its ProbeInterval %.3g s allows "
+             "(%.3g s)%s ProbeInterval stays %.3g s%s",
+             tn, ev->disk, (double)ev->busy_ns / 1e9, ev->duty_percent,
+             (double)ev->configured_ns / 1e9, (double)ev->interval_ns / 1e9,
+             then, (double)ev->configured_ns / 1e9,
+             ev->scale > 0 ? "."
+                           : " (the verdict is not delayed), the "
+                             "budget is exceeded while the disk is "
+                             "this slow.");
     return LOG_NOTICE;
+  }
   case DP_SCHED_REGROUPED:
     snprintf(buf, len,
              "target \"%s\" (%s): its device is on disk %s now; the worker "

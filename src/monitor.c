@@ -214,10 +214,9 @@ static void emit_verdict_values(const dp_monitor_t *m, size_t i,
 
 static const char *target_device(dp_monitor_t *m, size_t i, char *buf,
                                  size_t len) {
-  if (m->sched == NULL)
-    return snprintf(buf, len, "unknown"), buf;
-  dp_sched_target_state_t st;
-  dp_sched_target_state(m->sched, i, &st);
+  dp_sched_target_state_t st = {.device = "unknown"};
+  if (m->sched != NULL) /* offline (replay): no scheduler, no device */
+    dp_sched_target_state(m->sched, i, &st);
   snprintf(buf, len, "%s", st.device);
   return buf;
 }
