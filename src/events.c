@@ -28,21 +28,33 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
     snprintf(buf, len, "worker for disk %s probes %zu target(s).", ev->disk,
              ev->ntargets);
     return LOG_INFO;
-  case DP_SCHED_OPENED:
-    if (!ev->laid_out)
+  case DP_SCHED_OPENED: {
+    if (!ev->laid_out && !ev->no_extent_map)
       return -1;
+    char laid[320] = "", resumed[96] = "";
     if (ev->resumed_bytes > 0)
-      snprintf(buf, len,
-               "target \"%s\": laid out probe file %s (%llu bytes, resuming "
-               "an interrupted layout at %llu bytes) on device %s.",
-               tn, path, (unsigned long long)ev->size_bytes,
-               (unsigned long long)ev->resumed_bytes, ev->device);
-    else
-      snprintf(buf, len,
-               "target \"%s\": laid out probe file %s (%llu bytes) on device "
-               "%s.",
-               tn, path, (unsigned long long)ev->size_bytes, ev->device);
+      snprintf(resumed, sizeof(resumed),
+               ", resuming an interrupted layout at %llu bytes",
+               (unsigned long long)ev->resumed_bytes);
+    if (ev->laid_out)
+      snprintf(laid, sizeof(laid),
+               "laid out probe file %s (%llu bytes%s) on device %s.", path,
+               (unsigned long long)ev->size_bytes, resumed, ev->device);
+    snprintf(buf, len, "target \"%s\": %s%s%s", tn, laid,
+             ev->laid_out && ev->no_extent_map ? " " : "",
+             ev->no_extent_map
+                 ? "its filesystem has no extent map (FIEMAP): each round "
+                   "checks the probe file's header, size and blocks only, "
+                   "so unwritten extents under an intact header go unseen."
+                 : "");
     return LOG_INFO;
+  }
+  case DP_SCHED_DISCARDED:
+    snprintf(buf, len,
+             "target \"%s\": %s; this round's figures are discarded (not "
+             "a measurement).",
+             tn, ev->msg);
+    return LOG_WARNING;
   case DP_SCHED_OPEN_FAILED:
     snprintf(buf, len, "target \"%s\" (%s): %s", tn, path, ev->msg);
     return LOG_ERR;

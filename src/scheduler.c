@@ -40,6 +40,7 @@ typedef struct {
   unsigned open_failures; /* consecutive */
   int failed;             /* the last round ended in a failure */
   int timeout_short;      /* a brief stall was seen (TIMEOUT_SHORT sent) */
+  int no_extent_map_said; /* OPENED said once that there is no FIEMAP */
   dp_sched_sample_t held[DP_PROBES_MAX]; /* a round held back by a stall */
   size_t nheld;
   size_t worker;
@@ -464,6 +465,8 @@ static int target_open(dp_sched_t *s, target_t *t) {
   ev.resumed_bytes = t->t.resumed_bytes;
   ev.recovered = t->open_failures > 0 || t->failed;
   ev.size_bytes = t->t.size_bytes;
+  ev.no_extent_map = t->t.no_extent_map && !t->no_extent_map_said;
+  t->no_extent_map_said |= t->t.no_extent_map;
   t->open_failures = 0;
   t->failed = 0;
   emit(s, &ev);
@@ -729,6 +732,22 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
   return ROUND_NEXT;
 }
 
+/* After a round: its probe file still what the reads hit (dp_target_verify),
+ * or the round is discarded -- every sample made unmeasured, like a skipped
+ * probe, DISCARDED said -- and 1 returned: the target is reopened,
+ * laying the file out again. */
+static int round_discarded(dp_sched_t *s, target_t *t, round_t *rd) {
+  if (dp_target_verify(&t->t) == 0)
+    return 0;
+  for (size_t i = 0; i < rd->n; i++)
+    result_unmeasured(&rd->smp[i].r);
+  dp_sched_event_t ev = event_of(s, DP_SCHED_DISCARDED, t);
+  ev.msg = t->t.err;
+  ev.err = -ESTALE;
+  emit(s, &ev);
+  return 1;
+}
+
 /* Runs every probe of target t once (worker w, without the lock). */
 static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
   if (!target_open(s, t))
@@ -740,6 +759,8 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
     step = probe_step(s, w, t, i, &rd);
   if (step == ROUND_ABANDON || step == ROUND_HELD)
     return;
+  if (round_discarded(s, t, &rd))
+    step = ROUND_RESET;
   round_done(s, t, rd.smp, rd.n, rd.busy_ns, rd.ran_ns);
   if (step == ROUND_RESET)
     target_reset(t);

@@ -410,6 +410,9 @@ int dp_target_open_file_layout(const char *path, uint64_t size_bytes,
     t->file_dev = st.st_dev;
     t->file_ino = st.st_ino;
     t->file_blocks = st.st_blocks;
+    char why[128];
+    t->no_extent_map =
+        dp_probefile_extents(fd, size_bytes, why, sizeof(why)) == -EOPNOTSUPP;
     t->fd = fd;
     t->writable = writable;
     t->size_bytes = size_bytes;
@@ -421,6 +424,20 @@ int dp_target_open_file_layout(const char *path, uint64_t size_bytes,
     rc = fail(t, -EAGAIN, "probe file keeps changing under us");
   close(dfd);
   return rc;
+}
+
+/* What the probes' reads would hit, when the inode, size and blocks are
+ * unchanged: the header and the extent map (or the header alone where the
+ * filesystem has no FIEMAP: t->no_extent_map). 0, or -ENODATA with what
+ * changed in why. A read error is the probes' to count, not a change. */
+static int verify_content(dp_target_t *t, char *why, size_t whylen) {
+  int rc = dp_probefile_header_verify(t->fd, t->size_bytes, t->data_offset, why,
+                                      whylen);
+  if (rc == 0 && !t->no_extent_map)
+    rc = dp_probefile_extents(t->fd, t->size_bytes, why, whylen);
+  if (rc == -EOPNOTSUPP)
+    t->no_extent_map = 1;
+  return rc == -ENODATA ? rc : 0;
 }
 
 int dp_target_verify(dp_target_t *t) {
@@ -435,25 +452,33 @@ int dp_target_verify(dp_target_t *t) {
                 "probe file %s was deleted or replaced under us: opening "
                 "it again",
                 t->path);
+  char why[128] = "";
+  int resized = (uint64_t)now.st_size != t->size_bytes;
+  int shrunk = !resized && now.st_blocks < t->file_blocks;
+  int changed = !resized && !shrunk && verify_content(t, why, sizeof(why)) < 0;
   /* Still our inode at our path, but damaged: it was ours a round ago and
    * we hold its lock, so it goes, and opening again lays out a new one
    * (a truncated and re-extended file has no header left to prove it). */
-  int damaged =
-      (uint64_t)now.st_size != t->size_bytes || now.st_blocks < t->file_blocks;
-  if (damaged)
+  if (resized || shrunk || changed)
     unlinkat(AT_FDCWD, t->path, 0);
-  if ((uint64_t)now.st_size != t->size_bytes)
+  if (resized)
     return fail(t, -ESTALE,
                 "probe file %s changed size under us (%llu bytes, was "
                 "%llu): checking it again",
                 t->path, (unsigned long long)now.st_size,
                 (unsigned long long)t->size_bytes);
-  if (now.st_blocks < t->file_blocks)
+  if (shrunk)
     return fail(t, -ESTALE,
                 "probe file %s lost allocated blocks under us (%llu bytes "
                 "allocated, was %llu: holes punched?): checking it again",
                 t->path, (unsigned long long)now.st_blocks * 512,
                 (unsigned long long)t->file_blocks * 512);
+  if (changed)
+    return fail(t, -ESTALE,
+                "probe file %s was re-allocated under us (%s: reads would "
+                "return zeros without touching the disk): laying it out "
+                "again",
+                t->path, why);
   return 0;
 }
 
