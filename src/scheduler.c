@@ -734,13 +734,16 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
 
 /* After a round: its probe file still what the reads hit (dp_target_verify),
  * or the round is discarded -- every sample made unmeasured, like a skipped
- * probe, DISCARDED said -- and 1 returned: the target is reopened,
- * laying the file out again. */
+ * probe, its short reads not counted against the disk (the file shrank
+ * under them; I/O errors stay), DISCARDED said -- and 1 returned: the
+ * target is reopened, laying the file out again. */
 static int round_discarded(dp_sched_t *s, target_t *t, round_t *rd) {
   if (dp_target_verify(&t->t) == 0)
     return 0;
-  for (size_t i = 0; i < rd->n; i++)
+  for (size_t i = 0; i < rd->n; i++) {
     result_unmeasured(&rd->smp[i].r);
+    rd->smp[i].r.err_short = 0; /* reads past a truncation: not the disk */
+  }
   dp_sched_event_t ev = event_of(s, DP_SCHED_DISCARDED, t);
   ev.msg = t->t.err;
   ev.err = -ESTALE;

@@ -426,18 +426,13 @@ int dp_target_open_file_layout(const char *path, uint64_t size_bytes,
   return rc;
 }
 
-/* What the probes' reads would hit, when the inode, size and blocks are
- * unchanged: the header and the extent map (or the header alone where the
- * filesystem has no FIEMAP: t->no_extent_map). 0, or -ENODATA with what
- * changed in why. A read error is the probes' to count, not a change. */
-static int verify_content(dp_target_t *t, char *why, size_t whylen) {
-  int rc = dp_probefile_header_verify(t->fd, t->size_bytes, t->data_offset, why,
-                                      whylen);
-  if (rc == 0 && !t->no_extent_map)
-    rc = dp_probefile_extents(t->fd, t->size_bytes, why, whylen);
+/* One check of what the probes' reads would hit: -ENODATA with what
+ * changed in why, else 0 (a read error is the probes' to count, not a
+ * change; no FIEMAP here sets t->no_extent_map). */
+static int content_changed(dp_target_t *t, int rc) {
   if (rc == -EOPNOTSUPP)
     t->no_extent_map = 1;
-  return rc == -ENODATA ? rc : 0;
+  return rc == -ENODATA;
 }
 
 int dp_target_verify(dp_target_t *t) {
@@ -452,10 +447,20 @@ int dp_target_verify(dp_target_t *t) {
                 "probe file %s was deleted or replaced under us: opening "
                 "it again",
                 t->path);
+  /* In order, each only if the ones before passed: the size, the
+   * allocated blocks (holes punched, a truncation re-extended), the header
+   * (zeros: the whole file re-allocated), the extent map (unwritten:
+   * re-allocated, a zeroed range). */
   char why[128] = "";
   int resized = (uint64_t)now.st_size != t->size_bytes;
   int shrunk = !resized && now.st_blocks < t->file_blocks;
-  int changed = !resized && !shrunk && verify_content(t, why, sizeof(why)) < 0;
+  int changed = !resized && !shrunk &&
+                (content_changed(t, dp_probefile_header_verify(
+                                        t->fd, t->size_bytes, t->data_offset,
+                                        why, sizeof(why))) ||
+                 (!t->no_extent_map &&
+                  content_changed(t, dp_probefile_extents(t->fd, t->size_bytes,
+                                                          why, sizeof(why)))));
   /* Still our inode at our path, but damaged: it was ours a round ago and
    * we hold its lock, so it goes, and opening again lays out a new one
    * (a truncated and re-extended file has no header left to prove it). */
@@ -467,18 +472,19 @@ int dp_target_verify(dp_target_t *t) {
                 "%llu): checking it again",
                 t->path, (unsigned long long)now.st_size,
                 (unsigned long long)t->size_bytes);
-  if (shrunk)
-    return fail(t, -ESTALE,
-                "probe file %s lost allocated blocks under us (%llu bytes "
-                "allocated, was %llu: holes punched?): checking it again",
-                t->path, (unsigned long long)now.st_blocks * 512,
-                (unsigned long long)t->file_blocks * 512);
   if (changed)
     return fail(t, -ESTALE,
                 "probe file %s was re-allocated under us (%s: reads would "
                 "return zeros without touching the disk): laying it out "
                 "again",
                 t->path, why);
+  if (shrunk)
+    return fail(t, -ESTALE,
+                "probe file %s lost allocated blocks under us (%llu bytes "
+                "allocated, was %llu: holes punched or the file "
+                "re-allocated?): checking it again",
+                t->path, (unsigned long long)now.st_blocks * 512,
+                (unsigned long long)t->file_blocks * 512);
   return 0;
 }
 
