@@ -40,7 +40,7 @@ typedef struct {
   unsigned open_failures; /* consecutive */
   int failed;             /* the last round ended in a failure */
   int timeout_short;      /* a brief stall was seen (TIMEOUT_SHORT sent) */
-  int no_extent_map_said; /* OPENED said once that there is no FIEMAP */
+  int opened_once;        /* an OPENED was said (its first-time notes) */
   dp_sched_sample_t held[DP_PROBES_MAX]; /* a round held back by a stall */
   size_t nheld;
   size_t worker;
@@ -140,8 +140,9 @@ uint64_t dp_sched_splay_ns(uint64_t now, uint64_t interval_ns, uint64_t *rng) {
 
 /* st_dev of a path, or of its nearest existing parent; 0 when the path
  * cannot be examined for another reason than not existing (a dead mount:
- * ENOTCONN, EIO), so that opening it reports that cause. */
-static dev_t path_dev(const char *path) {
+ * ENOTCONN, EIO), so that opening it reports that cause. real (may be
+ * NULL): that path with its symlinks resolved, or "". */
+static dev_t path_dev(const char *path, char *real) {
   char p[PATH_MAX];
   struct stat st;
   snprintf(p, sizeof(p), "%s", path);
@@ -149,32 +150,43 @@ static dev_t path_dev(const char *path) {
     if (errno != ENOENT)
       return 0;
     char *slash = strrchr(p, '/');
-    if (slash == NULL || slash == p)
-      return stat("/", &st) == 0 ? st.st_dev : 0;
+    if (slash == NULL || slash == p) {
+      snprintf(p, sizeof(p), "/");
+      if (stat(p, &st) != 0)
+        return 0;
+      break;
+    }
     *slash = '\0';
   }
+  if (real != NULL && realpath(p, real) == NULL)
+    real[0] = '\0';
   return st.st_dev;
 }
 
 /* The whole disk a configured target lives on, before anything is opened,
  * and its name; 0 when it cannot be known yet (a missing Device). A device
- * number sysfs does not know (btrfs, overlayfs) stands for itself. */
+ * number sysfs does not know (btrfs, overlayfs) is looked up in the mount
+ * table, else stands for itself. */
 static dev_t target_disk(const dp_sched_t *s, const dp_target_conf_t *tc,
                          char *name, size_t len) {
   struct stat st;
   dev_t d = 0;
+  char real[PATH_MAX] = "";
   if (tc->is_device) {
     if (stat(tc->path, &st) == 0 && S_ISBLK(st.st_mode))
       d = st.st_rdev;
   } else {
-    d = path_dev(tc->path);
+    d = path_dev(tc->path, real);
   }
   if (d == 0) {
     snprintf(name, len, UNRESOLVED_DISK);
     return 0;
   }
   dp_blockdev_t dev;
-  if (dp_blockdev_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0) {
+  /* btrfs, overlayfs: the mount table says which disk */
+  if (dp_blockdev_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0 ||
+      (real[0] && dp_blockdev_resolve_mount_at(s->c.sysroot, NULL, real, &dev,
+                                               NULL, 0) == 0)) {
     snprintf(name, len, "%s", dev.disk);
     return makedev(dev.disk_major, dev.disk_minor);
   }
@@ -382,7 +394,7 @@ static void open_failed(dp_sched_t *s, target_t *t, int err, const char *msg) {
 static int moved_filesystem(dp_sched_t *s, target_t *t) {
   if (t->conf.is_device || t->home_dev == 0)
     return 0;
-  dev_t d = path_dev(t->conf.path);
+  dev_t d = path_dev(t->conf.path, NULL);
   if (d == 0 || d == t->home_dev)
     return 0;
   char name[64], msg[320];
@@ -465,8 +477,11 @@ static int target_open(dp_sched_t *s, target_t *t) {
   ev.resumed_bytes = t->t.resumed_bytes;
   ev.recovered = t->open_failures > 0 || t->failed;
   ev.size_bytes = t->t.size_bytes;
-  ev.no_extent_map = t->t.no_extent_map && !t->no_extent_map_said;
-  t->no_extent_map_said |= t->t.no_extent_map;
+  if (!t->opened_once) { /* said once per target, not every reopen */
+    ev.no_extent_map = t->t.no_extent_map;
+    ev.members = t->t.dev_members[0] ? t->t.dev_members : NULL;
+  }
+  t->opened_once = 1;
   t->open_failures = 0;
   t->failed = 0;
   emit(s, &ev);

@@ -159,6 +159,9 @@ typedef struct {
   int laid_out;              /* OPENED: the probe file was (re)laid out */
   int no_extent_map;         /* OPENED, once per target: no FIEMAP here,
                                 the per-round check reads the header only */
+  const char *members;       /* OPENED, once per target: the devices of a
+                                multi-device btrfs (device is the first,
+                                the one probed), else NULL */
   int recovered;             /* OPENED: after OPEN_FAILED/PROBE_FAILED */
   uint64_t size_bytes;       /* OPENED */
   uint64_t resumed_bytes;    /* OPENED: an interrupted layout resumed here */

@@ -38,8 +38,16 @@ void dp_target_close(dp_target_t *t) {
 
 static void resolve_dev(dp_target_t *t, dev_t d) {
   t->st_dev = d;
-  /* unresolvable: only the number is known (dp_blockdev_unknown) */
-  (void)dp_blockdev_resolve_at(DP_SYSROOT_DEFAULT, major(d), minor(d), &t->dev);
+  t->dev_members[0] = '\0';
+  /* btrfs, overlayfs: no block device behind the number; the mount table
+   * says which (a file's path, t->path, has no symlink in it) */
+  if (dp_blockdev_resolve_at(DP_SYSROOT_DEFAULT, major(d), minor(d), &t->dev) ==
+          -ENODEV &&
+      t->kind == DP_TARGET_FILE &&
+      dp_blockdev_resolve_mount_at(DP_SYSROOT_DEFAULT, NULL, t->path, &t->dev,
+                                   t->dev_members, sizeof(t->dev_members)) < 0)
+    /* unresolvable: only the number is known (dp_blockdev_unknown) */
+    dp_blockdev_unknown(&t->dev, major(d), minor(d));
 }
 
 int dp_target_open_block(const char *path, dp_target_t *t) {

@@ -41,6 +41,11 @@
  *   Reads of holes or unwritten extents return zeros without touching the
  *   media, which is why "fully allocated" is checked and not assumed.
  *
+ *   The device under a probe file on btrfs or overlayfs (st_dev an
+ *   anonymous number) is found through the mount table
+ *   (dp_blockdev_resolve_mount_at): t->dev is the disk, and a btrfs over
+ *   several devices names them all in t->dev_members.
+ *
  * Block device
  *   Opened O_RDONLY | O_DIRECT and only ever read; nothing here writes to it.
  *
@@ -72,8 +77,10 @@ typedef struct {
   int laid_out;         /* 1 if this open created or re-laid the file */
   dev_t st_dev;         /* device id that serialises probes */
   dp_blockdev_t dev;    /* resolved device; dev.name "" if unresolvable */
-  char err[256];        /* cause of the last failure */
-  int writable;         /* 1: fd is O_RDWR (a probe file opened writable) */
+  /* a multi-device btrfs: all its devices (dev is the first), else "" */
+  char dev_members[DP_BLOCKDEV_MEMBERS_MAX];
+  char err[256]; /* cause of the last failure */
+  int writable;  /* 1: fd is O_RDWR (a probe file opened writable) */
   /* the probe file as it was opened, for dp_target_verify */
   dev_t file_dev;
   ino_t file_ino;
