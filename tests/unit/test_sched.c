@@ -327,12 +327,18 @@ static void test_group_by_disk(void **state) {
 /* ---- rounds, cadence, queue -----------------------------------------------
  */
 
-static void test_round_queue_cadence(void **state) {
-  (void)state;
+/* A scheduler of one file target "a" (ProbeInterval 10 s, Timeout 1 s). */
+static dp_sched_t *one_target(void) {
   dp_target_conf_t t = target("a", "a", 0, "10", "1");
   dp_sched_conf_t c = sconf();
   dp_sched_t *s;
   assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  return s;
+}
+
+static void test_round_queue_cadence(void **state) {
+  (void)state;
+  dp_sched_t *s = one_target();
   uint64_t t0 = fake_now;
   assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(10));
   assert_int_equal(fk_submitted(), 4 + 1); /* 1 warm-up at QD1 */
@@ -368,10 +374,7 @@ static void test_round_queue_cadence(void **state) {
  * the next round lays the file out again and measures. */
 static void test_round_discarded_when_file_changes(void **state) {
   (void)state;
-  dp_target_conf_t t = target("a", "a", 0, "10", "1");
-  dp_sched_conf_t c = sconf();
-  dp_sched_t *s;
-  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  dp_sched_t *s = one_target();
   uint64_t t0 = fake_now;
   dp_sched_sample_t out[8];
   dp_sched_step(s, 0, 0);

@@ -582,6 +582,26 @@ static void test_read_only_unless_writable(void **state) {
   assert_int_equal(rc_rw, -EROFS);
 }
 
+/* The file at f->probe, otherwise provably ours, is refused untouched
+ * (-EEXIST) with a second name, and (as root) once owned by someone else:
+ * it stays theirs. */
+static void refused_not_ours(fx_t *f, uint64_t size) {
+  dp_target_t t;
+  char other[600];
+  snprintf(other, sizeof(other), "%s/other", f->dir);
+  assert_int_equal(link(f->probe, other), 0);
+  assert_int_equal(dp_target_open_file(f->dir, size, 1, &t), -EEXIST);
+  assert_non_null(strstr(t.err, "hard links"));
+  assert_int_equal(unlink(other), 0);
+  uid_t nob = 0;
+  gid_t nog = 0;
+  if (geteuid() == 0 && nobody(&nob, &nog) == 0) {
+    assert_int_equal(chown(f->probe, nob, nog), 0);
+    assert_int_equal(dp_target_open_file(f->dir, size, 1, &t), -EEXIST);
+    assert_non_null(strstr(t.err, "owned by uid"));
+  }
+}
+
 /* Ours but truncated (empty, or shorter than a header): laid out again.
  * Not provably ours: still refused. */
 static void test_relays_truncated_own_file(void **state) {
@@ -623,21 +643,8 @@ static void test_relays_truncated_own_file(void **state) {
   assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
   assert_non_null(strstr(t.err, "not a diskprobe probe file"));
   assert_int_equal(chmod(f->probe, 0600), 0);
-  /* empty, but with a second name */
-  char other[600];
-  snprintf(other, sizeof(other), "%s/other", f->dir);
-  assert_int_equal(link(f->probe, other), 0);
-  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
-  assert_non_null(strstr(t.err, "hard links"));
-  assert_int_equal(unlink(other), 0);
-  /* empty, but someone else's */
-  uid_t nob = 0;
-  gid_t nog = 0;
-  if (geteuid() == 0 && nobody(&nob, &nog) == 0) {
-    assert_int_equal(chown(f->probe, nob, nog), 0);
-    assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
-    assert_non_null(strstr(t.err, "owned by uid"));
-  }
+  /* empty, but with a second name, or someone else's */
+  refused_not_ours(f, 2 * MiB);
   assert_int_equal(stat(f->probe, &st), 0);
   assert_int_equal(st.st_size, 0); /* none of them touched */
 }
@@ -823,6 +830,17 @@ static void test_refuses_ram_filesystems(void **state) {
   }
 }
 
+/* Opens the probe file in f->dir read-only (laying it out), or skips the
+ * test where the filesystem refuses O_DIRECT; `what` names the case. */
+static void open_or_skip(fx_t *f, uint64_t size, const char *what,
+                         dp_target_t *t) {
+  int rc = dp_target_open_file(f->dir, size, 0, t);
+  if (rc == -EINVAL && strstr(t->err, "O_DIRECT"))
+    skip();
+  if (rc != 0)
+    fail_msg("%s: open: %s", what, t->err);
+}
+
 /* A probe file changed under a running prober is noticed by the cheap
  * per-round check: holes punched, truncated and re-extended, deleted,
  * replaced; an unchanged one passes. */
@@ -835,11 +853,7 @@ static void test_verify_notices_changes(void **state) {
                                      "deleted or replaced"};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
     dp_target_t t;
-    int rc = dp_target_open_file(f->dir, 4 * MiB, 0, &t);
-    if (rc == -EINVAL && strstr(t.err, "O_DIRECT"))
-      skip();
-    if (rc != 0)
-      fail_msg("%s: open: %s", cases[c], t.err);
+    open_or_skip(f, 4 * MiB, cases[c], &t);
     assert_int_equal(dp_target_verify(&t), 0);
     int fd = open(f->probe, O_RDWR);
     assert_true(fd >= 0);
@@ -858,7 +872,7 @@ static void test_verify_notices_changes(void **state) {
       fixture_write(f->dir, DP_PROBE_FILE_NAME ".new", "x");
       assert_int_equal(rename(other, f->probe), 0);
     }
-    rc = dp_target_verify(&t);
+    int rc = dp_target_verify(&t);
     if (want[c] == NULL) {
       assert_int_equal(rc, 0);
     } else {
@@ -900,11 +914,7 @@ static void test_verify_notices_reallocation(void **state) {
                                      "unwritten extent at offset"};
   for (size_t c = 0; c < 2; c++) {
     dp_target_t t;
-    int rc = dp_target_open_file(f->dir, 4 * MiB, 0, &t);
-    if (rc == -EINVAL && strstr(t.err, "O_DIRECT"))
-      skip();
-    if (rc != 0)
-      fail_msg("%s: open: %s", how[c], t.err);
+    open_or_skip(f, 4 * MiB, how[c], &t);
     if (t.no_extent_map)
       skip(); /* the extent map is what this test is about */
     struct stat before, after;
@@ -915,7 +925,7 @@ static void test_verify_notices_reallocation(void **state) {
     assert_int_equal(after.st_size, before.st_size);
     assert_true(after.st_blocks >=
                 before.st_blocks); /* the cheap checks pass */
-    rc = dp_target_verify(&t);
+    int rc = dp_target_verify(&t);
     if (rc != -ESTALE || strstr(t.err, want[c]) == NULL ||
         strstr(t.err, "re-allocated") == NULL)
       fail_msg("%s: expected -ESTALE and \"%s\", got %d \"%s\"", how[c],
@@ -959,19 +969,8 @@ static void test_relays_zeroed_own_file(void **state) {
   assert_int_equal(chmod(f->probe, 0640), 0);
   assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 1, &t), -EEXIST);
   assert_int_equal(chmod(f->probe, 0600), 0);
-  /* a second name */
-  char other[600];
-  snprintf(other, sizeof(other), "%s/other", f->dir);
-  assert_int_equal(link(f->probe, other), 0);
-  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 1, &t), -EEXIST);
-  assert_int_equal(unlink(other), 0);
-  /* someone else's */
-  uid_t nob = 0;
-  gid_t nog = 0;
-  if (geteuid() == 0 && nobody(&nob, &nog) == 0) {
-    assert_int_equal(chown(f->probe, nob, nog), 0);
-    assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 1, &t), -EEXIST);
-  }
+  /* a second name, someone else's */
+  refused_not_ours(f, 4 * MiB);
   assert_int_equal(stat(f->probe, &st), 0);
   assert_int_equal(st.st_size, 4 * MiB);
   assert_true(st.st_blocks * 512 >= 4 * MiB); /* untouched */
