@@ -687,7 +687,11 @@ static void sample_add(dp_sched_t *s, target_t *t, size_t i,
   smp->err_io_total = ps->err_io_total;
   smp->err_short_total = ps->err_short_total;
   smp->err_timeout_total = ps->err_timeout_total;
-  if (r->err_io > 0 || r->err_short > 0) {
+  /* A probe file is read only within the size it was opened at: short
+   * reads alone mean it shrank under the round, which the check after the
+   * round says (DISCARDED), not a failing disk. */
+  int shrank = t->t.kind == DP_TARGET_FILE && r->err_io == 0;
+  if (r->err_io > 0 || (r->err_short > 0 && !shrank)) {
     dp_sched_event_t ev = event_of(s, DP_SCHED_IO_ERRORS, t);
     ev.probe_name = ps->conf.name;
     ev.result = r;

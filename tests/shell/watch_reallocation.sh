@@ -10,7 +10,8 @@
 # the target and what changed, the round in flight is printed unmeasured
 # (0 ops, no latency), the file is laid out again (fully allocated), and
 # the next round measures the disk again: its IOPS are printed next to the
-# rounds before the change (a ratio; no fake figure is ever printed).
+# rounds before the change (a ratio; no fake figure is ever printed), and
+# nothing is said as an I/O error of the disk.
 # On a loop-mounted ext4 (FIEMAP, unwritten extents). The change lands in
 # the middle of a round by waiting for a round to end and then half the
 # gap plus a little; a change that lands between rounds is caught before
@@ -93,4 +94,8 @@ done
 fake=$(field iops | awk -v b="$base" '$1 > 5 * b' | wc -l)
 [ "$fake" = 0 ] && pass "no round printed more than 5x the baseline IOPS ($(samples) rounds)" ||
   fail "$fake round(s) printed more than 5x the baseline $base IOPS: $(field iops | tr '\n' ' ')"
+# reads that met the truncation (ftruncate before posix_fallocate) are the
+# file's doing, not the disk's: never said as I/O errors or a FAILURE
+grep -qE 'I/O errors|FAILURE' "$err" && fail "an I/O error or FAILURE was said: $(grep -m1 -E 'I/O errors|FAILURE' "$err")" ||
+  pass "no I/O error or FAILURE said for the file's changes"
 finish watch_reallocation "tail -20 $err"
