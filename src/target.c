@@ -434,9 +434,10 @@ int dp_target_open_file_layout(const char *path, uint64_t size_bytes,
   return rc;
 }
 
-/* One check of what the probes' reads would hit: -ENODATA with what
- * changed in why, else 0 (a read error is the probes' to count, not a
- * change; no FIEMAP here sets t->no_extent_map). */
+/* 1 if rc, one check of what the probes' reads would hit, says the file
+ * changed (-ENODATA, the cause in its why), else 0: a read error is the
+ * probes' to count, not a change, and -EOPNOTSUPP (no FIEMAP here) sets
+ * t->no_extent_map. */
 static int content_changed(dp_target_t *t, int rc) {
   if (rc == -EOPNOTSUPP)
     t->no_extent_map = 1;
