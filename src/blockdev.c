@@ -520,3 +520,40 @@ int dp_blockdev_class_check(const char *s) {
       return -EINVAL;
   return 0;
 }
+
+char *dp_blockdev_identity_describe(const dp_disk_identity_t *id, char *buf,
+                                    size_t len) {
+  if (len == 0)
+    return buf;
+  size_t off = 0;
+#define ADD(...)                                                               \
+  do {                                                                         \
+    if (off < len) {                                                           \
+      int n_ = snprintf(buf + off, len - off, __VA_ARGS__);                    \
+      off += n_ > 0 ? (size_t)n_ : 0;                                          \
+    }                                                                          \
+  } while (0)
+  buf[0] = '\0';
+  ADD("media %s", dp_media_name(id->media));
+  if (id->model[0])
+    ADD(", model \"%s\"", id->model);
+  if (id->firmware[0])
+    ADD(", firmware %s", id->firmware);
+  if (id->serial[0])
+    ADD(", serial %s", id->serial);
+  if (id->wwn[0])
+    ADD(", wwn %s", id->wwn);
+  ADD(", %llu bytes", (unsigned long long)id->capacity_bytes);
+  if (id->logical_block_bytes || id->physical_block_bytes)
+    ADD(", blocks %u/%u bytes", id->logical_block_bytes,
+        id->physical_block_bytes);
+  size_t shown = id->nmembers < DP_BLOCKDEV_MEMBERS_MAX
+                     ? id->nmembers
+                     : DP_BLOCKDEV_MEMBERS_MAX;
+  for (size_t i = 0; i < shown; i++)
+    ADD("%s%s", i ? " " : ", members ", id->members[i]);
+  if (id->nmembers > shown)
+    ADD(" and %zu more", id->nmembers - shown);
+#undef ADD
+  return buf;
+}

@@ -188,6 +188,14 @@ typedef struct {
 int dp_blockdev_identity(const char *sysroot, const char *name,
                          dp_disk_identity_t *out);
 
+/* An identity in words for a log line or a terminal, e.g. "media hdd,
+ * model \"WDC WD10EZEX-08W\", firmware 1A01, serial WD-WCC6Y1, wwn t10.ATA
+ * ..., 1000204886016 bytes, blocks 512/4096 bytes" (fields sysfs lacks are
+ * left out; a stack ends with ", members sdb sdc"). Always terminated; a
+ * line that does not fit is cut. Returns buf. */
+char *dp_blockdev_identity_describe(const dp_disk_identity_t *id, char *buf,
+                                    size_t len);
+
 /* The longest class name, and its buffer. */
 #define DP_DISK_CLASS_MAX 64
 

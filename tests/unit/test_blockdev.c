@@ -536,6 +536,12 @@ static void test_identity_per_kind(void **state) {
                                "WD-WCC6Y1", sda_wwn, DP_MEDIA_HDD,
                                1953525168ull * 512, 512, 4096, 0},
                   &id);
+  char words[256];
+  assert_string_equal(
+      dp_blockdev_identity_describe(&id, words, sizeof(words)),
+      "media hdd, model \"WDC WD10EZEX-08W\", firmware 1A01, serial "
+      "WD-WCC6Y1, wwn t10.ATA     WDC WD10EZEX-08W                        "
+      "WD-WCC6Y1, 1000204886016 bytes, blocks 512/4096 bytes");
   /* the header's length (12) ends the serial, not the file */
   expect_identity(&(want_id_t){"sda1", "sda", "WDC WD10EZEX-08W", "1A01",
                                "WD-WCC6Y1", sda_wwn, DP_MEDIA_HDD,
@@ -582,9 +588,14 @@ static void test_identity_stacks(void **state) {
                   &id);
   assert_string_equal(id.members[0], "sdb");
   assert_string_equal(id.members[1], "sdc");
-  char cls[DP_DISK_CLASS_MAX];
+  char cls[DP_DISK_CLASS_MAX], words[256];
   assert_string_equal(dp_blockdev_class("", id.model, cls, sizeof(cls)),
                       "Samsung_SSD_860");
+  assert_string_equal(
+      dp_blockdev_identity_describe(&id, words, sizeof(words)),
+      "media ssd, model \"Samsung SSD 860\", 460800 bytes, members sdb sdc");
+  dp_blockdev_identity_describe(&id, words, 12); /* cut, terminated */
+  assert_string_equal(words, "media ssd, ");
 
   fixture_write(root, "devices/pci0/ata3/block/sdc/device/model",
                 "Crucial MX500\n");
