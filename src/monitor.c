@@ -429,7 +429,8 @@ static disk_ident_t *ident_add(dp_monitor_t *m, const char *disk) {
   disk_ident_t *d = &m->idents[m->nidents++];
   snprintf(d->name, sizeof(d->name), "%s", disk);
   int rc = dp_blockdev_identity(m->sysroot, disk, &d->id);
-  const char *opt = class_option(m, disk);
+  /* a partition in the view (DeviceStats) is classed as its disk */
+  const char *opt = class_option(m, d->id.disk);
   dp_blockdev_class(opt, d->id.model, d->class_name, sizeof(d->class_name));
   char words[1024];
   dp_blockdev_identity_describe(&d->id, words, sizeof(words));
