@@ -78,8 +78,9 @@ static int set_class(const dp_option_t *o, void *conf, const char *val,
   dp_target_conf_t *t = conf;
   if (dp_blockdev_class_check(val) != 0)
     return dp_errf(err, len, -EINVAL,
-                   "Option \"%s\": value \"%s\" is invalid: allowed %s", o->key,
-                   val, o->allowed_doc);
+                   "Option \"%s\": value \"%s\" is invalid: allowed 1 to "
+                   "63 characters of A-Z a-z 0-9 _ . -",
+                   o->key, val);
   snprintf(t->class_name, sizeof(t->class_name), "%s", val);
   return 0;
 }
