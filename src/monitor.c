@@ -37,7 +37,16 @@ struct dp_monitor {
   void *clock_arg;
   /* the wall clock of the read in progress, for the peers' callbacks */
   uint64_t read_wall_ns;
+  /* the device view's disks as met: identity and class (disk_info) */
+  struct disk_ident *idents;
+  size_t nidents, cap_idents;
 };
+
+typedef struct disk_ident {
+  char name[DP_NAME_MAX]; /* the device view's name (a partition's own) */
+  dp_disk_identity_t id;  /* id.disk: a partition's parent */
+  char class_name[DP_DISK_CLASS_MAX];
+} disk_ident_t;
 
 /* ---- emitting -------------------------------------------------------------
  */
@@ -379,6 +388,88 @@ static void peer_change(const dp_peers_disk_t *pd, void *arg) {
   peer_changed(pd, ((peer_feed_t *)arg)->m);
 }
 
+/* The Class a disk's targets give it: the first target on the disk that
+ * sets one ("" when none does); a second target on it with another Class
+ * is said once, when the disk is first met. */
+static const char *class_option(const dp_monitor_t *m, const char *disk) {
+  const char *first = "", *who = NULL;
+  for (size_t i = 0; i < m->ntargets; i++) {
+    dp_sched_target_state_t st;
+    dp_sched_target_state(m->sched, i, &st);
+    const char *c = m->targets[i].class_name;
+    if (c[0] == '\0' || strcmp(st.disk, disk) != 0)
+      continue;
+    if (who == NULL) {
+      first = c;
+      who = m->targets[i].name;
+    } else if (strcmp(c, first) != 0) {
+      LOG_PLAIN(m, LOG_WARNING,
+                "disk %s: target \"%s\" sets Class \"%s\", but target "
+                "\"%s\" on the same disk set \"%s\" first: the disk is "
+                "classed \"%s\".",
+                disk, m->targets[i].name, c, who, first, first);
+    }
+  }
+  return first;
+}
+
+/* A disk met for the first time: its identity from sysfs, its class, and
+ * one INFO line with all of it (the fields disk_info cannot carry). NULL
+ * when out of memory or past DP_MONITOR_DEVICES_MAX disks. */
+static disk_ident_t *ident_add(dp_monitor_t *m, const char *disk) {
+  if (m->nidents == m->cap_idents) {
+    size_t cap = m->cap_idents ? 2 * m->cap_idents : 8;
+    disk_ident_t *n;
+    if (cap > DP_MONITOR_DEVICES_MAX ||
+        (n = realloc(m->idents, cap * sizeof(*n))) == NULL)
+      return NULL;
+    m->idents = n;
+    m->cap_idents = cap;
+  }
+  disk_ident_t *d = &m->idents[m->nidents++];
+  snprintf(d->name, sizeof(d->name), "%s", disk);
+  int rc = dp_blockdev_identity(m->sysroot, disk, &d->id);
+  /* a partition in the view (DeviceStats) is classed as its disk */
+  const char *opt = class_option(m, d->id.disk);
+  dp_blockdev_class(opt, d->id.model, d->class_name, sizeof(d->class_name));
+  char words[1024];
+  dp_blockdev_identity_describe(&d->id, words, sizeof(words));
+  LOG_PLAIN(m, LOG_INFO, "disk %s: class \"%s\" (%s): %s%s.", disk,
+            d->class_name,
+            opt[0]           ? "its targets' Class"
+            : d->id.model[0] ? "its model"
+                             : "no model, no Class",
+            words, rc == -ENODEV ? " (not in sysfs)" : "");
+  return d;
+}
+
+const dp_disk_identity_t *dp_monitor_disk_identity(dp_monitor_t *m,
+                                                   const char *disk,
+                                                   const char **class_name) {
+  for (size_t i = 0; i < m->nidents; i++)
+    if (strcmp(m->idents[i].name, disk) == 0) {
+      if (class_name)
+        *class_name = m->idents[i].class_name;
+      return &m->idents[i].id;
+    }
+  return NULL;
+}
+
+/* disk_info: the class as type instance, the capacity as value. */
+static void emit_identity(dp_monitor_t *m, const char *disk, uint64_t tm) {
+  const char *cls;
+  const dp_disk_identity_t *id = dp_monitor_disk_identity(m, disk, &cls);
+  if (id == NULL) {
+    disk_ident_t *d = ident_add(m, disk);
+    if (d == NULL)
+      return;
+    id = &d->id;
+    cls = d->class_name;
+  }
+  emit_gauge(m, DP_METRIC_DEV_INFO, dev_instance(disk).s, cls,
+             (double)id->capacity_bytes, tm, m->read_interval_ns);
+}
+
 void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns) {
   if (m->devview == NULL)
     return;
@@ -415,6 +506,7 @@ void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns) {
     if (k >= 0)
       m->saturated[k] = dp_diskstats_saturated(&d[i], m->pc.saturation_percent);
     emit_device(m, &d[i], wall_ns);
+    emit_identity(m, d[i].name, wall_ns);
     if (m->sink.device)
       m->sink.device(&d[i], by_dev[i], wall_ns, m->sink.arg);
   }
@@ -821,6 +913,7 @@ void dp_monitor_free(dp_monitor_t *m) {
   dp_devview_free(m->devview);
   dp_health_free(m->health);
   dp_peers_free(m->peers);
+  free(m->idents);
   free(m->targets);
   free(m->target_names);
   free(m);

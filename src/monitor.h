@@ -49,6 +49,7 @@
 #ifndef DP_MONITOR_H
 #define DP_MONITOR_H
 
+#include "blockdev.h"
 #include "conf.h"
 #include "devview.h"
 #include "health.h"
@@ -220,6 +221,18 @@ dp_sched_t *dp_monitor_sched(dp_monitor_t *m);
  */
 int dp_monitor_stop(dp_monitor_t *m);
 void dp_monitor_free(dp_monitor_t *m);
+
+/*
+ * What disk `disk` of the device view is (blockdev.h's identity, read from
+ * sysfs once, at the first device-view read that has it) and, in
+ * *class_name if not NULL, its class: the Class of the first target on it
+ * that sets one, else the model (dp_blockdev_class). The monitor owns both
+ * (valid until dp_monitor_free); NULL for a disk the view has not read.
+ * The reading thread only (a sink's device callback may call it).
+ */
+const dp_disk_identity_t *dp_monitor_disk_identity(dp_monitor_t *m,
+                                                   const char *disk,
+                                                   const char **class_name);
 
 /* DeviceStats: a kernel device name or glob ("sda", "nvme*n1"), not a
  * path, a valid glob. 0, or -EINVAL / -ENAMETOOLONG with the reason in err

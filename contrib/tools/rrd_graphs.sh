@@ -108,6 +108,7 @@ why() {
   b=${b%.rrd}
   case $b in
   target_device-*) echo "info series (always 1): the target is on disk ${b#target_device-}, drawn in its device view" ;;
+  disk_info-*) echo "info series: the disk's class is ${b#disk_info-}, its value the capacity in bytes (the fleet groups disks by class)" ;;
   peer_ratio-*) [ -n "${nodata[$1]:-}" ] && echo "no finite value in the range: the peer ratio needs three or more targets of the same media class and model on this host" ;;
   slowdown-peers) [ -n "${nodata[$1]:-}" ] && echo "no finite value in the range: the fail-slow score needs three or more like disks and enough windows" ;;
   failslow-peers) echo "drawn with slowdown-peers, which has no finite value in the range (three or more like disks and enough windows needed)" ;;

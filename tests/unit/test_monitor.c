@@ -302,6 +302,7 @@ static void test_live_round(void **state) {
   assert_int_equal(dp_target_conf_set(&t, "Path", path, err, sizeof(err)), 0);
   assert_int_equal(dp_target_conf_set(&t, "FileSize", "4M", err, sizeof(err)),
                    0);
+  assert_int_equal(dp_target_conf_set(&t, "Class", "lab", err, sizeof(err)), 0);
   assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
   dp_plugin_conf_t pc;
   dp_plugin_conf_init(&pc);
@@ -350,7 +351,17 @@ static void test_live_round(void **state) {
     assert_true(found);
     assert_float_equal(rd, 100.0, 1e-6); /* 1000 reads in 10 s */
     assert_int_equal(r.ndevices, 1);
+    /* the disk's identity series: its class the target's Class, its
+     * value the capacity sysfs gives */
+    const char *cls = NULL;
+    const dp_disk_identity_t *id = dp_monitor_disk_identity(m, disk, &cls);
+    assert_non_null(id);
+    assert_string_equal(cls, "lab");
+    double cap = last_value(&r, in, "disk_info", "lab", &found);
+    assert_true(found);
+    assert_float_equal(cap, (double)id->capacity_bytes, 0);
   }
+  assert_null(dp_monitor_disk_identity(m, "no-such-disk", NULL));
   assert_true(r.nlogs > 0); /* the disk, its class, the layout */
   assert_int_equal(dp_monitor_stop(m), 0);
   dp_monitor_free(m);
