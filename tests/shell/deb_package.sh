@@ -187,7 +187,7 @@ pid=$(cat /run/collectd.pid 2>/dev/null) && [ -n "$pid" ] && kill -0 "$pid" 2>/d
 drop_in=/etc/collectd/collectd.conf.d/diskprobe.conf
 examples="README.md prometheus.conf single-host-rrd.conf thresholds.conf health-notify-exec.conf
 health-notify-email.conf diskprobe_notify.sh logfile.conf fleet-client.conf fleet-server.conf fleet-auth
-prometheus-scrape.yml"
+prometheus-scrape.yml alertmanager.yml"
 expected="/usr/lib/collectd/diskprobe.so
 /usr/share/collectd/diskprobe.types.db
 /usr/bin/diskprobe
