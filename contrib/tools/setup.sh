@@ -24,6 +24,7 @@ PKGS=(
   curl fdisk
   tcpdump # fleet_secure.sh: what the network plugin puts on the wire
   prometheus-alertmanager # alertmanager_example.sh: amtool and the daemon
+  libatasmart4 # smart_example.sh: collectd's smart plugin (only suggested by collectd-core)
 )
 
 missing=()
