@@ -401,6 +401,10 @@ for dir in "${sorted[@]}"; do
   host=${dir%/*} host=${host##*/} inst=${dir##*/diskprobe-} tag=$(tag_of "$dir") disks=$(disks_of "$dir")
   echo "<h2 id=\"$(esc "$tag")\">$(esc "$host"): target $(esc "$inst")${disks:+ on disk $(esc "$disks")}</h2>" >>"$html"
   if read -r _ t lv rl < <(grep '^N ' <<<"${verdict[$dir]}"); then
+    # the round's own time when the step holds it (the last update), else the step's end
+    f="$dir/target_health-level.rrd"
+    rrd_info "$f"
+    [ "${i_lu[$f]}" -gt $((t - i_step[$f])) ] && [ "${i_lu[$f]}" -le "$t" ] && t=${i_lu[$f]}
     # shellcheck disable=SC2086
     echo "<p class=\"newest\">Newest round ($(fmt_time "$t")): <span class=\"l$lv\">$(level_name "$lv")</span>${rl:+ by $(esc "$(rules_html $rl)")}</p>" >>"$html"
   fi
