@@ -9,7 +9,11 @@
 #    FAILS while sda is also saturated, and whose target backup on sdb is
 #    degraded: pgdata's WARNING and sda's saturation are inhibited by the
 #    FAILURE, backup's WARNING, sdb's saturation and the fleet-wide
-#    DiskProbeMissing (no device, no target) are not.
+#    DiskProbeMissing (no device, no target) are not;
+#  * the pager receiver (its webhook pointed at a receiver on loopback)
+#    gets a FAILURE and, once it is resolved, "resolved" within the
+#    example's group_interval (1m; Alertmanager's default of 5m made it
+#    4-5 min); the warnings (a busy disk among them) never reach it.
 #
 # Needs amtool and prometheus-alertmanager (Debian: prometheus-alertmanager),
 # curl and python3. Exit 0 pass, 1 fail, 77 skip.
@@ -82,4 +86,58 @@ expect DiskProbeHealthWarning backup active
 expect DiskProbeDeviceSaturated dev-sdb active
 expect DiskProbeMissing - active
 
-finish alertmanager_example 'cat "$d/alertmanager.log"'
+
+# ---- the pager: a failure and its resolution, nothing else ----------------
+python3 - "$d/hook.port" "$d/hook.log" <<'PY' &
+import http.server, json, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with open(sys.argv[2], "a") as f:
+            for a in body["alerts"]:
+                f.write("%.0f %s %s %s\n" % (time.time(), body["receiver"], a["status"], a["labels"]["alertname"]))
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_port))
+s.serve_forever()
+PY
+register_pid $!
+touch "$d/hook.log"
+wait_until 10 test -s "$d/hook.port" || die "the webhook receiver did not start"
+sed "s|http://CHANGE-ME-pager-bridge.example.net/diskprobe|http://127.0.0.1:$(cat "$d/hook.port")/pager|" "$conf" >"$d/pager.yml"
+grep -q "127.0.0.1:$(cat "$d/hook.port")/pager" "$d/pager.yml" || die "the pager webhook URL was not found in $conf"
+port2=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+url2="http://127.0.0.1:$port2"
+prometheus-alertmanager --config.file="$d/pager.yml" --storage.path="$d/data2" --web.listen-address="127.0.0.1:$port2" \
+  --cluster.listen-address= --log.level=warn >"$d/alertmanager2.log" 2>&1 &
+register_pid $!
+wait_until 30 curl -fs "$url2/-/ready" -o /dev/null || { cat "$d/alertmanager2.log"; die "Alertmanager not ready on $url2"; }
+# post LABELS_JSON [ENDS_AT]: one alert, as Prometheus sends it
+post() {
+  curl -fs -X POST -H 'Content-Type: application/json' \
+    --data "[{\"labels\": $1${2:+, \"endsAt\": \"$2\"}}]" "$url2/api/v2/alerts" || fail "posting $1 failed"
+}
+fail_l='{"alertname": "DiskProbeHealthFailure", "severity": "critical", "instance": "h1", "diskprobe": "pgdata", "device": "sda"}'
+busy_l='{"alertname": "DiskProbeDeviceSaturated", "severity": "warning", "instance": "h2", "diskprobe": "dev-sdb", "device": "sdb"}'
+post "$fail_l"
+post "$busy_l"
+# group_wait 30s, then the page
+wait_until 90 grep -q "pager firing DiskProbeHealthFailure" "$d/hook.log" &&
+  pass "the FAILURE reached the pager" || fail "the FAILURE did not reach the pager in 90 s"
+t0=$(date +%s)
+post "$fail_l" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+if wait_until 150 grep -q "pager resolved DiskProbeHealthFailure" "$d/hook.log"; then
+  t1=$(awk '$3 == "resolved" { print $1; exit }' "$d/hook.log")
+  num_cmp $((t1 - t0)) '<' 120 && pass "resolved reached the pager $((t1 - t0)) s after the FAILURE ended (group_interval 1m)" ||
+    fail "resolved took $((t1 - t0)) s"
+else
+  fail "no resolved at the pager within 150 s"
+fi
+grep -q "DiskProbeDeviceSaturated" "$d/hook.log" && fail "the busy disk's warning reached the pager" ||
+  pass "the busy disk's warning did not page"
+sed 's/^/  webhook: /' "$d/hook.log"
+
+finish alertmanager_example 'cat "$d/alertmanager.log" "$d/alertmanager2.log"'
