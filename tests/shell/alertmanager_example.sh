@@ -41,13 +41,20 @@ route DiskProbeHealthWarning warning ticket
 route DiskProbeDeviceSaturated warning ticket
 route DiskProbeLatencyHigh info ticket
 
+# am_start CONFIG NAME: Alertmanager with CONFIG on a free loopback port, its
+# data and log (DIR/NAME.log) under DIR/NAME; sets url once it is ready.
+am_start() {
+  local port
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  url="http://127.0.0.1:$port"
+  prometheus-alertmanager --config.file="$1" --storage.path="$d/$2" --web.listen-address="127.0.0.1:$port" \
+    --cluster.listen-address= --log.level=warn >"$d/$2.log" 2>&1 &
+  register_pid $!
+  wait_until 30 curl -fs "$url/-/ready" -o /dev/null || { cat "$d/$2.log"; die "Alertmanager not ready on $url"; }
+}
+
 # ---- the inhibitions, with the real Alertmanager ---------------------------
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-url="http://127.0.0.1:$port"
-prometheus-alertmanager --config.file="$conf" --storage.path="$d/data" --web.listen-address="127.0.0.1:$port" \
-  --cluster.listen-address= --log.level=warn >"$d/alertmanager.log" 2>&1 &
-register_pid $!
-wait_until 30 curl -fs "$url/-/ready" -o /dev/null || { cat "$d/alertmanager.log"; die "Alertmanager not ready on $url"; }
+am_start "$conf" alertmanager
 
 python3 - "$d/alerts.json" <<'PY'
 import json, sys
@@ -109,16 +116,11 @@ touch "$d/hook.log"
 wait_until 10 test -s "$d/hook.port" || die "the webhook receiver did not start"
 sed "s|http://CHANGE-ME-pager-bridge.example.net/diskprobe|http://127.0.0.1:$(cat "$d/hook.port")/pager|" "$conf" >"$d/pager.yml"
 grep -q "127.0.0.1:$(cat "$d/hook.port")/pager" "$d/pager.yml" || die "the pager webhook URL was not found in $conf"
-port2=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-url2="http://127.0.0.1:$port2"
-prometheus-alertmanager --config.file="$d/pager.yml" --storage.path="$d/data2" --web.listen-address="127.0.0.1:$port2" \
-  --cluster.listen-address= --log.level=warn >"$d/alertmanager2.log" 2>&1 &
-register_pid $!
-wait_until 30 curl -fs "$url2/-/ready" -o /dev/null || { cat "$d/alertmanager2.log"; die "Alertmanager not ready on $url2"; }
+am_start "$d/pager.yml" alertmanager-pager
 # post LABELS_JSON [ENDS_AT]: one alert, as Prometheus sends it
 post() {
   curl -fs -X POST -H 'Content-Type: application/json' \
-    --data "[{\"labels\": $1${2:+, \"endsAt\": \"$2\"}}]" "$url2/api/v2/alerts" || fail "posting $1 failed"
+    --data "[{\"labels\": $1${2:+, \"endsAt\": \"$2\"}}]" "$url/api/v2/alerts" || fail "posting $1 failed"
 }
 fail_l='{"alertname": "DiskProbeHealthFailure", "severity": "critical", "instance": "h1", "diskprobe": "pgdata", "device": "sda"}'
 busy_l='{"alertname": "DiskProbeDeviceSaturated", "severity": "warning", "instance": "h2", "diskprobe": "dev-sdb", "device": "sdb"}'
@@ -140,4 +142,4 @@ grep -q "DiskProbeDeviceSaturated" "$d/hook.log" && fail "the busy disk's warnin
   pass "the busy disk's warning did not page"
 sed 's/^/  webhook: /' "$d/hook.log"
 
-finish alertmanager_example 'cat "$d/alertmanager.log" "$d/alertmanager2.log"'
+finish alertmanager_example 'cat "$d/alertmanager.log" "$d/alertmanager-pager.log"'
