@@ -343,9 +343,11 @@ judge() {
       print "T", worst, last
     }'
 }
-rules_html() { # rules_html RULE:LEVEL...: "stall (failure), baseline (warning)"
+rules_html() { # rules_html RULE:LEVEL...: "stall (failure), baseline (warning)", worst first
   local r o=
-  for r; do o+=", ${r%:*} ($([ "${r#*:}" = 2 ] && echo failure || echo warning))"; done
+  while read -r r; do
+    [ -n "$r" ] && o+=", ${r%:*} ($([ "${r#*:}" = 2 ] && echo failure || echo warning))"
+  done < <(printf '%s\n' "$@" | sort -t: -k2,2nr -k1,1)
   echo "${o#, }"
 }
 
@@ -392,8 +394,10 @@ tag_of() { local d=${1%/*}; echo "${d##*/}-${1##*/diskprobe-}"; }
     echo "<h2 id=\"not-ok\">Not OK in this range</h2>"
     echo "<table class=\"summary\"><tr><th>target</th><th>disk</th><th>level</th><th>rules</th><th>from</th><th>for</th></tr>"
     echo "$rows</table>"
-  else
+  elif compgen -G "$src/*/diskprobe-*/target_health-level.rrd" >/dev/null; then
     echo "<h2 id=\"not-ok\">Not OK in this range</h2><p class=\"ok\">Nothing: every target was OK in the whole range.</p>"
+  else
+    echo "<h2 id=\"not-ok\">Not OK in this range</h2><p class=\"ok\">No health verdicts in these files (target_health-level.rrd): a plugin without the health rules.</p>"
   fi
 } >>"$html"
 
