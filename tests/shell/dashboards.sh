@@ -19,6 +19,11 @@
 #    adds a disk label (label_replace of dev-DISK) and no legend shows the
 #    raw dev- instance; a fail-slow panel draws slowdown{type="peers"} with
 #    a threshold at the detector's flag level (flag_ratio in src/failslow.h)
+#  * every alert has summary, description, runbook_url and dashboard_url:
+#    runbook_url is the external label diskprobe_runbook_base (default: the
+#    installed dashboards/README.md) and the alert's own section there,
+#    dashboard_url a dashboard of this directory under the external label
+#    grafana_url (default http://localhost:3000)
 #  * every PromQL expression of the dashboards (panel targets, variable
 #    queries, annotation queries) and of the Grafana alert provisioning,
 #    with template variables replaced by sample values, passes promtool's
@@ -55,9 +60,13 @@ CATALOGUE=$("$DISKPROBE" metrics --prometheus) || die "diskprobe metrics --prome
 # name literally.
 PROBES='randread-qd1 randread-qd32 seqread seqwrite randwrite syncwrite'
 # Series that are not diskprobe's but may be used: Prometheus' own ALERTS and
-# up (a test's unrelated series), and the threshold overrides an operator
-# records (see alerts.yml).
-EXTRA_METRICS='ALERTS up diskprobe:probe_latency_p99_threshold_override:seconds'
+# up (a test's unrelated series), the threshold overrides an operator
+# records (see alerts.yml), and collectd's smart plugin's series that the
+# alert texts join on the device label (contrib/examples/smart.conf).
+EXTRA_METRICS='ALERTS up diskprobe:probe_latency_p99_threshold_override:seconds
+  collectd_smart_nvme_media_errors collectd_smart_nvme_num_err_log_entries collectd_smart_nvme_critical_warning
+  collectd_smart_nvme_percent_used collectd_smart_nvme_temperature collectd_smart_smart_badsectors
+  collectd_smart_smart_temperature'
 # Other exporters' series the fleet rules' join test may feed (collectd's
 # smart plugin, node_exporter): the join of dashboards/README.md.
 JOIN_METRICS='collectd_smart_smart_temperature node_disk_read_time_seconds_total node_disk_reads_completed_total'
@@ -402,18 +411,28 @@ problems = []
 for name, rs in alerts.items():
     for r in rs:
         ann = r.get("annotations", {})
-        for key in ("summary", "description", "runbook"):
+        for key in ("summary", "description", "runbook_url", "dashboard_url"):
             if not ann.get(key):
                 problems.append(f"{name}: no {key} annotation")
-        if "README.md#alerts" not in ann.get("runbook", ""):
-            problems.append(f"{name}: runbook does not point to README.md#alerts")
+        # runbook_url: the configurable base, by default the installed
+        # dashboards/README.md, and the alert's own section of it
+        m = re.fullmatch(r"\{\{ or \$externalLabels\.diskprobe_runbook_base \"file:///usr/share/diskprobe/README\.md\" \}\}#(\S+)",
+                         ann.get("runbook_url", ""))
+        if not m or m.group(1) != name.lower():
+            problems.append(f"{name}: runbook_url is not the runbook base (external label diskprobe_runbook_base) "
+                            f"and #{name.lower()}")
+        elif not re.search(r"^###\s+" + name + r"\s*$", open(os.path.join(dash, "README.md")).read(), re.M):
+            problems.append(f"{name}: runbook_url points to #{m.group(1)}, which dashboards/README.md has no section for")
+        m = re.match(r"\{\{ or \$externalLabels\.grafana_url \"http://localhost:3000\" \}\}/d/([\w-]+)/", ann.get("dashboard_url", ""))
+        if not m or m.group(1) not in ("diskprobe-overview", "diskprobe-fleet"):
+            problems.append(f"{name}: dashboard_url is not a dashboard under the external label grafana_url")
         if "severity" not in r.get("labels", {}):
             problems.append(f"{name}: no severity label")
         text = ann.get("summary", "") + ann.get("description", "")
         # absent*() has no instance to name: it fires when there is none.
         if "$labels.instance" not in text and not r["expr"].lstrip().startswith("absent"):
             problems.append(f"{name}: annotations do not name the instance")
-report(not problems, f"alerts.yml, fleet_rules.yml: {len(alerts)} alerts carry summary, description, runbook, severity"
+report(not problems, f"alerts.yml, fleet_rules.yml: {len(alerts)} alerts carry summary, description, runbook_url, dashboard_url, severity"
        + "".join("\n  " + x for x in problems))
 readme = os.path.join(dash, "README.md")
 has_anchor = os.path.exists(readme) and re.search(r"^#+\s+Alerts\s*$", open(readme).read(), re.M)
