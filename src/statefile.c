@@ -9,11 +9,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -220,6 +223,80 @@ struct dp_statefile_saver {
   unsigned long skipped;
 };
 
+/* What the child reports through its pipe. */
+typedef struct {
+  int rc;
+  char err[512];
+} child_result_t;
+
+/* The child: nothing of the daemon's kept open (a probe file's lock, a
+ * socket: it may outlive the daemon on a hung disk), default signals (a
+ * SIGTERM ends it), the write, its result down the pipe. */
+static __attribute__((noreturn)) void child_main(int out, const char *dir,
+                                                 const char *name,
+                                                 const char *text, size_t len) {
+  if (close_range(0, (unsigned)out - 1, 0) != 0 ||
+      close_range((unsigned)out + 1, ~0u, 0) != 0) {
+    struct rlimit rl;
+    int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536
+                  ? (int)rl.rlim_cur
+                  : 65536;
+    for (int fd = 0; fd < max; fd++)
+      if (fd != out)
+        close(fd);
+  }
+  static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+    signal(sigs[i], SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  child_result_t r = {0};
+  r.rc = dp_statefile_write(dir, name, text, len, r.err, sizeof(r.err));
+  ssize_t w = write(out, &r, sizeof(r));
+  _exit(w == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+/* dp_statefile_write in a child process: an I/O the kernel does not let
+ * anyone interrupt (a hung disk's fsync, a FUSE request being served) then
+ * holds the child, never the daemon's exit. Waits for its result. */
+static int write_in_child(const dp_statefile_saver_t *s, const char *text,
+                          size_t len, char *err, size_t errlen) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0)
+    return dp_errf(err, errlen, -errno, "cannot make a pipe: %s",
+                   strerror(errno));
+  pid_t pid = fork();
+  if (pid == 0)
+    child_main(p[1], s->dir, s->name, text, len);
+  int e = errno;
+  close(p[1]);
+  if (pid < 0) {
+    close(p[0]);
+    return dp_errf(err, errlen, -e, "cannot start the saving process: %s",
+                   strerror(e));
+  }
+  child_result_t r;
+  size_t got = 0;
+  while (got < sizeof(r)) {
+    ssize_t n = read(p[0], (char *)&r + got, sizeof(r) - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    got += (size_t)n;
+  }
+  close(p[0]);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  if (got < sizeof(r))
+    return dp_errf(err, errlen, -EIO,
+                   "the saving process ended without a result");
+  r.err[sizeof(r.err) - 1] = '\0';
+  snprintf(err, errlen, "%s", r.err);
+  return r.rc;
+}
+
 static void saver_unref(dp_statefile_saver_t *s) {
   pthread_mutex_lock(&s->mu);
   int last = --s->refs == 0;
@@ -247,7 +324,7 @@ static void *saver_main(void *arg) {
     s->busy = 1;
     pthread_mutex_unlock(&s->mu);
     char err[sizeof(s->result_err)] = "";
-    int rc = dp_statefile_write(s->dir, s->name, text, len, err, sizeof(err));
+    int rc = write_in_child(s, text, len, err, sizeof(err));
     free(text);
     pthread_mutex_lock(&s->mu);
     s->busy = 0;

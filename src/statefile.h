@@ -44,7 +44,11 @@ int dp_statefile_check_dir(const char *dir, char *err, size_t errlen);
 /*
  * The saver: one thread that writes DIR/NAME with dp_statefile_write, one
  * save at a time, so that the caller (collectd's read thread) never waits
- * on a slow or hung disk.
+ * on a slow or hung disk. Each write runs in a short-lived child process
+ * (fork; it keeps no fd of the daemon's and default signal handling):
+ * the kernel waits for a thread blocked in an I/O it does not interrupt (a
+ * hung disk's fsync) before the process can exit, so that I/O must not be
+ * the daemon's. On a hung disk that child stays behind, alone.
  */
 typedef struct dp_statefile_saver dp_statefile_saver_t;
 
