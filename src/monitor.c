@@ -513,6 +513,15 @@ static void state_saved_log(dp_monitor_t *m, int rc, const char *err) {
               m->state_dir, DP_MONITOR_STATE_FILE, err);
 }
 
+/* Each read: the result of a save that finished since the last. */
+static void state_saved_poll(dp_monitor_t *m) {
+  int rc;
+  char err[512];
+  if (m->saver != NULL &&
+      dp_statefile_saver_result(m->saver, &rc, err, sizeof(err)))
+    state_saved_log(m, rc, err);
+}
+
 /* The state formatted here (cheap), written by the saver's thread; a save
  * still running skips this one unless `last` (the stop's, which follows
  * it). */
@@ -520,13 +529,10 @@ static void state_save(dp_monitor_t *m, int last) {
   m->saved_ns = mono_now(m);
   if (m->saver == NULL)
     return;
-  int rc;
-  char err[512];
-  if (dp_statefile_saver_result(m->saver, &rc, err, sizeof(err)))
-    state_saved_log(m, rc, err);
   char *text;
   size_t len;
-  if ((rc = dp_health_state_format(m->health, &text, &len)) < 0) {
+  int rc = dp_health_state_format(m->health, &text, &len);
+  if (rc < 0) {
     LOG_PLAIN(m, LOG_WARNING, "cannot format the health state: %s",
               strerror(-rc));
     return;
@@ -576,6 +582,7 @@ static void state_load(dp_monitor_t *m) {
 void dp_monitor_read(dp_monitor_t *m, uint64_t wall_ns) {
   dp_monitor_read_devices(m, wall_ns);
   dp_monitor_read_samples(m, wall_ns);
+  state_saved_poll(m);
   if (mono_now(m) - m->saved_ns > DP_MONITOR_SAVE_NS)
     state_save(m, 0);
   dp_monitor_read_targets(m, wall_ns);
