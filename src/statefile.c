@@ -235,7 +235,7 @@ typedef struct {
 static __attribute__((noreturn)) void child_main(int out, const char *dir,
                                                  const char *name,
                                                  const char *text, size_t len) {
-  if (close_range(0, (unsigned)out - 1, 0) != 0 ||
+  if ((out > 0 && close_range(0, (unsigned)out - 1, 0) != 0) ||
       close_range((unsigned)out + 1, ~0u, 0) != 0) {
     struct rlimit rl;
     int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536
@@ -356,7 +356,17 @@ int dp_statefile_saver_new(dp_statefile_saver_t **out, const char *dir,
   pthread_cond_init(&s->cv, &ca);
   pthread_condattr_destroy(&ca);
   s->refs = 2;
+  /* as the scheduler's workers: the host's handlers run on its own
+   * threads, so the saver starts with the asynchronous signals blocked */
+  sigset_t async, old;
+  sigfillset(&async);
+  for (int sig = 1; sig < 32; sig++)
+    if (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+        sig == SIGTRAP || sig == SIGSYS)
+      sigdelset(&async, sig);
+  pthread_sigmask(SIG_BLOCK, &async, &old);
   int rc = pthread_create(&s->thread, NULL, saver_main, s);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
     s->refs = 1;
     saver_unref(s);
