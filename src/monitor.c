@@ -755,8 +755,11 @@ static void state_dir_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
     return;
   }
   snprintf(m->state_dir, sizeof(m->state_dir), "%s", dir);
-  if (!c->state_read_only &&
-      (rc = dp_statefile_saver_new(&m->saver, dir, DP_MONITOR_STATE_FILE)) < 0)
+  if (c->state_read_only)
+    return;
+  /* a crash's temporary files; a failure here is the save's to say */
+  dp_statefile_clean(dir, DP_MONITOR_STATE_FILE, err, sizeof(err));
+  if ((rc = dp_statefile_saver_new(&m->saver, dir, DP_MONITOR_STATE_FILE)) < 0)
     LOG_PLAIN(m, LOG_WARNING,
               "cannot start the health state saver: %s; the baselines are "
               "not saved.",

@@ -5,6 +5,7 @@
 #include "safepath.h"
 #include "vocab.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -202,6 +203,48 @@ int dp_statefile_write(const char *dir, const char *name, const char *text,
             strerror(-rc));
   close(dfd);
   return rc;
+}
+
+/* A temporary file of `name` left by a writer that no longer runs. */
+static int stale_temp(const char *entry, const char *name) {
+  size_t nl = strlen(name);
+  if (strncmp(entry, name, nl) != 0 || strncmp(entry + nl, ".tmp", 4) != 0)
+    return 0;
+  const char *rest = entry + nl + 4;
+  if (*rest == '\0')
+    return 1; /* the fixed name of earlier versions */
+  char *end;
+  long pid = *rest == '.' ? strtol(rest + 1, &end, 10) : 0;
+  return pid > 0 && *end == '.' && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+int dp_statefile_clean(const char *dir, const char *name, char *err,
+                       size_t errlen) {
+  int dfd = open_dir(dir, err, errlen);
+  if (dfd < 0)
+    return dfd;
+  int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
+  if (d == NULL) {
+    int e = errno;
+    if (lfd >= 0)
+      close(lfd);
+    close(dfd);
+    return dp_errf(err, errlen, -e, "cannot list %s: %s", dir, strerror(e));
+  }
+  int removed = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    struct stat st;
+    if (stale_temp(e->d_name, name) &&
+        fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+        unlinkat(dfd, e->d_name, 0) == 0)
+      removed++;
+  }
+  closedir(d);
+  close(dfd);
+  return removed;
 }
 
 /* ---- the saver thread -----------------------------------------------------

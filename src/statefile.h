@@ -41,6 +41,13 @@ int dp_statefile_write(const char *dir, const char *name, const char *text,
  * checks and the start). 0 or -errno + err. */
 int dp_statefile_check_dir(const char *dir, char *err, size_t errlen);
 
+/* Removes the temporary files of NAME that a crashed writer left: regular
+ * files of ours named NAME.tmp.PID.* whose PID no longer runs (or NAME.tmp,
+ * the name before). Anything else is left alone. How many were removed,
+ * or -errno + err. */
+int dp_statefile_clean(const char *dir, const char *name, char *err,
+                       size_t errlen);
+
 /*
  * The saver: one thread that writes DIR/NAME with dp_statefile_write, one
  * save at a time, so that the caller (collectd's read thread) never waits

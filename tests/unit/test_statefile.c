@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,22 +150,22 @@ static void test_oversized_refused(void **state) {
   assert_non_null(strstr(err, "more than"));
 }
 
-/* The names in dir other than `keep1`, `keep2`, `keep3`: none (no
- * temporary file of ours left behind). */
-static void assert_only(const char *keep1, const char *keep2,
-                        const char *keep3) {
+/* No name in dir but ".", ".." and those of keep (NULL-terminated): no
+ * temporary file of ours left behind, nothing planted removed. */
+static void assert_only(const char *const *keep) {
   DIR *d = opendir(dir);
   assert_non_null(d);
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-        strcmp(e->d_name, keep1) == 0 || strcmp(e->d_name, keep2) == 0 ||
-        strcmp(e->d_name, keep3) == 0)
-      continue;
-    fail_msg("unexpected file %s left in %s", e->d_name, dir);
+    int kept = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    for (size_t i = 0; !kept && keep[i] != NULL; i++)
+      kept = strcmp(e->d_name, keep[i]) == 0;
+    if (!kept)
+      fail_msg("unexpected file %s in %s", e->d_name, dir);
   }
   closedir(d);
 }
+#define ONLY(...) assert_only((const char *const[]){__VA_ARGS__, NULL})
 
 /* The saved file: a regular file of ours, mode 0600, that loads. */
 static void assert_saved_ours(void) {
@@ -197,7 +198,7 @@ static void test_planted_temp_not_written_through(void **state) {
   struct stat st; /* the planted link stays, untouched */
   assert_int_equal(lstat(tmp, &st), 0);
   assert_true(S_ISLNK(st.st_mode));
-  assert_only("health.state", "health.state.tmp", "victim");
+  ONLY("health.state", "health.state.tmp", "victim");
   dp_health_free(h);
 }
 
@@ -213,7 +214,7 @@ static void test_planted_foreign_temp_not_renamed(void **state) {
   assert_saved_ours();
   read_back(tmp, buf, sizeof(buf));
   assert_string_equal(buf, "planted\n");
-  assert_only("health.state", "health.state.tmp", "health.state.tmp");
+  ONLY("health.state", "health.state.tmp");
   dp_health_free(h);
 }
 
@@ -264,8 +265,43 @@ static void test_round_trip(void **state) {
   assert_non_null(strstr(text, "probe t0 randread-qd1 randread/8192/1 0\n"));
   free(text);
   free(again);
-  assert_only("health.state", "health.state", "health.state");
+  ONLY("health.state");
   dp_health_free(h);
+}
+
+/* A crash's temporary files are removed at start -- ours, regular, of a
+ * writer no longer running -- and nothing else. */
+static void test_stale_temps_cleaned(void **state) {
+  (void)state;
+  pid_t dead = fork();
+  if (dead == 0)
+    _exit(0);
+  assert_true(dead > 0);
+  assert_int_equal(waitpid(dead, NULL, 0), dead);
+  char p[200], q[200];
+  snprintf(p, sizeof(p), "%s.tmp", path); /* the name before */
+  write_file(p, "old\n");
+  snprintf(p, sizeof(p), "%s.tmp.%d.aa", path, (int)dead);
+  write_file(p, "crashed\n");
+  snprintf(p, sizeof(p), "%s.tmp.%d.bb", path, (int)getpid()); /* running */
+  write_file(p, "running\n");
+  snprintf(p, sizeof(p), "%s.tmp.%d.cc", path, (int)dead);
+  snprintf(q, sizeof(q), "%s/other", dir);
+  write_file(q, "other\n");
+  assert_int_equal(symlink(q, p), 0); /* not a regular file */
+  if (geteuid() == 0) {
+    snprintf(p, sizeof(p), "%s.tmp.%d.dd", path, (int)dead);
+    write_file(p, "foreign\n");
+    assert_int_equal(chown(p, NOBODY, NOBODY), 0);
+  }
+  char err[512] = "";
+  assert_int_equal(dp_statefile_clean(dir, "health.state", err, sizeof(err)),
+                   2);
+  snprintf(p, sizeof(p), "health.state.tmp.%d.bb", (int)getpid());
+  snprintf(q, sizeof(q), "health.state.tmp.%d.cc", (int)dead);
+  char r[64];
+  snprintf(r, sizeof(r), "health.state.tmp.%d.dd", (int)dead);
+  ONLY(p, q, r, "other");
 }
 
 /* The saver writes what it is given; a failed save's cause comes back;
@@ -286,7 +322,7 @@ static void test_saver(void **state) {
   assert_int_equal(rc, 0);
   read_back(path, buf, sizeof(buf));
   assert_string_equal(buf, good);
-  assert_only("health.state", "health.state", "health.state");
+  ONLY("health.state");
 
   assert_int_equal(chmod(dir, 0770), 0);
   assert_int_equal(dp_statefile_saver_new(&s, dir, "health.state"), 0);
@@ -313,6 +349,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_untrusted_dir_refused, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stale_temps_cleaned, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_saver, setup, teardown),
   };
   return cmocka_run_group_tests_name("statefile", tests, NULL, NULL);
