@@ -250,9 +250,8 @@ void dp_health_describe(const dp_health_t *h, size_t i,
  * own, not group/other-writable, of at most DP_HEALTH_STATE_MAX_BYTES, is
  * read. -errno, the cause in err.
  */
-#define DP_HEALTH_STATE_MAX_BYTES                                              \
-  (64u << 20) /* 64 MiB: ~500 probes at the                                    \
-                 longest horizon */
+/* the largest state file read: 64 MiB, ~500 probes at the longest horizon */
+#define DP_HEALTH_STATE_MAX_BYTES (64u << 20)
 int dp_health_state_format(const dp_health_t *h, char **text, size_t *len);
 int dp_health_state_parse(dp_health_t *h, const char *text, size_t len,
                           char *err, size_t errlen);

@@ -746,8 +746,8 @@ static void state_dir_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   if (dir == NULL)
     return;
   char err[PATH_MAX + 256];
-  int rc = dp_statefile_check_dir(dir, err, sizeof(err));
-  if (rc == -EPERM || rc == -ELOOP || rc == -ENOTDIR) {
+  int rc = dp_monitor_state_dir_check(dir, err, sizeof(err));
+  if (rc < 0) {
     LOG_PLAIN(m, LOG_ERR,
               "StateDir %s: %s; the health baselines are not kept across "
               "restarts.",

@@ -25,9 +25,10 @@
  *     thread (statefile.h), one save at a time: one due while the last is
  *     still writing is skipped and said. The stop waits for it
  *     DP_MONITOR_SAVE_WAIT_NS at most, then says the state was not saved
- *     and leaves the thread behind. A StateDir someone other than root or
- *     us could redirect (safepath.h's rules) keeps no state file, said at
- *     start;
+ *     and leaves the saver behind (its write runs in a child process,
+ *     so that a hung disk holds that process, not the caller's exit). A
+ *     StateDir someone other than root or us could redirect (safepath.h's
+ *     rules) keeps no state file, said at start;
  *   - which scheduler events are log lines, which of them a broken target
  *     repeats every round (rate-limited by the front-end), which are
  *     notifications.
