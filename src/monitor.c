@@ -3,6 +3,7 @@
 
 #include "clock.h"
 #include "events.h"
+#include "statefile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,7 +25,8 @@ struct dp_monitor {
   dp_sched_t *sched;          /* NULL offline */
   dp_sched_sample_t *scratch; /* dp_monitor_read_samples: no allocation */
   dp_health_t *health;
-  char state_path[PATH_MAX]; /* "" : no state file */
+  char state_dir[PATH_MAX];    /* "" : no state file */
+  dp_statefile_saver_t *saver; /* NULL: the state file is never written */
   uint64_t saved_ns;
   dp_devview_t *devview; /* NULL offline */
   size_t nworkers_seen;  /* workers whose disk the view watches */
@@ -596,41 +598,85 @@ void dp_monitor_read_targets(dp_monitor_t *m, uint64_t wall_ns) {
 
 /* ---- the state file ----------------------------------------------------- */
 
-static void state_save(dp_monitor_t *m) {
-  if (m->state_path[0] == '\0')
-    return;
-  int rc = dp_health_save(m->health, m->state_path);
+/* A save that finished since: said if it failed. */
+static void state_saved_log(dp_monitor_t *m, int rc, const char *err) {
   if (rc < 0)
-    LOG_PLAIN(m, LOG_WARNING, "cannot write the health state file %s: %s",
-              m->state_path, strerror(-rc));
+    LOG_PLAIN(m, LOG_WARNING, "cannot write the health state file %s/%s: %s",
+              m->state_dir, DP_MONITOR_STATE_FILE, err);
+}
+
+/* Each read: the result of a save that finished since the last. */
+static void state_saved_poll(dp_monitor_t *m) {
+  int rc;
+  char err[512];
+  if (m->saver != NULL &&
+      dp_statefile_saver_result(m->saver, &rc, err, sizeof(err)))
+    state_saved_log(m, rc, err);
+}
+
+/* The state formatted here (cheap), written by the saver's thread; a save
+ * still running skips this one unless `last` (the stop's, which follows
+ * it). */
+static void state_save(dp_monitor_t *m, int last) {
   m->saved_ns = mono_now(m);
+  if (m->saver == NULL)
+    return;
+  char *text;
+  size_t len;
+  int rc = dp_health_state_format(m->health, &text, &len);
+  if (rc < 0) {
+    LOG_PLAIN(m, LOG_WARNING, "cannot format the health state: %s",
+              strerror(-rc));
+    return;
+  }
+  if (dp_statefile_saver_submit(m->saver, text, len, last) == -EBUSY)
+    LOG_PLAIN(m, LOG_WARNING,
+              "health state save skipped: the previous one to StateDir %s "
+              "has not finished (%lu skipped so far)",
+              m->state_dir, dp_statefile_saver_skipped(m->saver));
+}
+
+/* Waits for the saves in flight, DP_MONITOR_SAVE_WAIT_NS at most, and ends
+ * the saver; a hung StateDir keeps its thread, not us. */
+static void state_saver_close(dp_monitor_t *m) {
+  if (m->saver == NULL)
+    return;
+  int rc = 0;
+  char err[512] = "";
+  int wait = dp_statefile_saver_close(m->saver, DP_MONITOR_SAVE_WAIT_NS, &rc,
+                                      err, sizeof(err));
+  m->saver = NULL;
+  if (wait == -ETIMEDOUT)
+    LOG_PLAIN(m, LOG_WARNING,
+              "health state not saved: StateDir %s did not answer within "
+              "%.3g s",
+              m->state_dir, (double)DP_MONITOR_SAVE_WAIT_NS / 1e9);
+  else
+    state_saved_log(m, rc, err);
 }
 
 static void state_load(dp_monitor_t *m) {
-  if (m->state_path[0] == '\0')
+  m->saved_ns = mono_now(m);
+  if (m->state_dir[0] == '\0')
     return;
-  char err[256];
-  int rc = dp_health_load(m->health, m->state_path, err, sizeof(err));
-  if (rc == -EINVAL)
+  char path[PATH_MAX + 64], err[PATH_MAX + 256];
+  snprintf(path, sizeof(path), "%s/%s", m->state_dir, DP_MONITOR_STATE_FILE);
+  int rc = dp_health_load(m->health, path, err, sizeof(err));
+  if (rc < 0 && rc != -ENOENT)
     LOG_PLAIN(m, LOG_WARNING,
               "ignoring the health state file %s: %s; baselines start "
               "afresh.",
-              m->state_path, err);
-  else if (rc < 0 && rc != -ENOENT)
-    LOG_PLAIN(m, LOG_WARNING,
-              "cannot read the health state file %s: %s; baselines start "
-              "afresh.",
-              m->state_path, strerror(-rc));
+              path, err);
   else if (rc == 0)
-    LOG_PLAIN(m, LOG_INFO, "health baselines restored from %s.", m->state_path);
-  m->saved_ns = mono_now(m);
+    LOG_PLAIN(m, LOG_INFO, "health baselines restored from %s.", path);
 }
 
 void dp_monitor_read(dp_monitor_t *m, uint64_t wall_ns) {
   dp_monitor_read_devices(m, wall_ns);
   dp_monitor_read_samples(m, wall_ns);
+  state_saved_poll(m);
   if (mono_now(m) - m->saved_ns > DP_MONITOR_SAVE_NS)
-    state_save(m);
+    state_save(m, 0);
   dp_monitor_read_targets(m, wall_ns);
 }
 
@@ -784,11 +830,32 @@ static int sched_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   return m->scratch && m->saturated ? 0 : -ENOMEM;
 }
 
-static void state_path_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
+/* StateDir (or the front-end's default), checked once: a directory
+ * someone else could redirect keeps no state file, said in one line. The
+ * saver's thread unless the state is only read (a config test). */
+static void state_dir_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   const char *dir = m->pc.state_dir[0] ? m->pc.state_dir : c->state_dir;
-  if (dir != NULL)
-    snprintf(m->state_path, sizeof(m->state_path), "%s/diskprobe-health.state",
-             dir);
+  if (dir == NULL)
+    return;
+  char err[PATH_MAX + 256];
+  int rc = dp_monitor_state_dir_check(dir, err, sizeof(err));
+  if (rc < 0) {
+    LOG_PLAIN(m, LOG_ERR,
+              "StateDir %s: %s; the health baselines are not kept across "
+              "restarts.",
+              dir, err);
+    return;
+  }
+  snprintf(m->state_dir, sizeof(m->state_dir), "%s", dir);
+  if (c->state_read_only)
+    return;
+  /* a crash's temporary files; a failure here is the save's to say */
+  dp_statefile_clean(dir, DP_MONITOR_STATE_FILE, err, sizeof(err));
+  if ((rc = dp_statefile_saver_new(&m->saver, dir, DP_MONITOR_STATE_FILE)) < 0)
+    LOG_PLAIN(m, LOG_WARNING,
+              "cannot start the health state saver: %s; the baselines are "
+              "not saved.",
+              strerror(-rc));
 }
 
 int dp_monitor_new(dp_monitor_t **out, const dp_monitor_conf_t *c,
@@ -826,7 +893,7 @@ int dp_monitor_new(dp_monitor_t **out, const dp_monitor_conf_t *c,
     return rc;
   }
   budget_log(m);
-  state_path_init(m, c);
+  state_dir_init(m, c);
   state_load(m);
   interval_change_log(m);
   *out = m;
@@ -894,13 +961,15 @@ int dp_monitor_stop(dp_monitor_t *m) {
               m->leaked ? ", leaving a worker stuck on a hung disk" : "");
   }
   if (m->health != NULL && !m->leaked)
-    state_save(m);
+    state_save(m, 1);
+  state_saver_close(m);
   return m->leaked;
 }
 
 void dp_monitor_free(dp_monitor_t *m) {
   if (m == NULL)
     return;
+  state_saver_close(m); /* not stopped: nothing new saved */
   if (m->leaked) {
     /* a stuck worker still reads the targets' configuration and the
      * scheduler's buffers: free only what it cannot touch */
@@ -921,4 +990,9 @@ void dp_monitor_free(dp_monitor_t *m) {
 
 int dp_monitor_glob_check(const char *glob, char *err, size_t errlen) {
   return dp_devview_glob_check(glob, err, errlen);
+}
+
+int dp_monitor_state_dir_check(const char *dir, char *err, size_t errlen) {
+  int rc = dp_statefile_check_dir(dir, err, errlen);
+  return rc == -EPERM || rc == -ELOOP || rc == -ENOTDIR ? rc : 0;
 }

@@ -153,10 +153,20 @@ static const dp_option_t table[] = {
     {.key = "StateDir",
      .scope = DP_SCOPE_PLUGIN,
      .kind = DP_OPT_PATH,
-     .allowed_doc = "absolute path of a directory",
+     .allowed_doc = "absolute path of a directory that only root or "
+                    "collectd's user can write, reached without symlinks",
      .default_doc = "collectd's `BaseDir`",
      .help = "where the health baselines are kept across restarts "
-             "(`diskprobe-health.state`, written atomically)",
+             "(`diskprobe-health.state`). Like `Path`'s directory, it and "
+             "every directory above it must be owned by root or collectd's "
+             "user and not writable by group or others unless sticky; "
+             "otherwise `collectd -T` refuses it (the default: no state "
+             "file, said at start). Only a regular file of ours, not "
+             "group/other-writable, of at most 64 MiB is read. Saved every "
+             "10 minutes and at stop, off the read thread, through a new "
+             "temporary file renamed over it; the stop waits 2 s for the "
+             "save, then says \"health state not saved\". `collectd -T` "
+             "never writes it",
      .set = set_state_dir},
     {.key = "DeviceStats",
      .scope = DP_SCOPE_PLUGIN,
