@@ -1,0 +1,166 @@
+#!/bin/bash
+# fleet_rrd.sh - `diskprobe fleet` and `diskprobe compare` on a small
+# synthetic central RRD tree made with rrdtool as collectd's rrdtool plugin
+# lays it out (3 hosts; class SSD-A: one disk per host, h3's 4x slower in
+# every figure; class HDD-B: one disk on h1): fleet ranks h3's disk first
+# with its ratios near 4, the lone HDD at 1 with class size 1, in text,
+# JSON and a self-contained HTML page; compare says "different" for h3
+# against h1 with the true ratio inside its interval and "within noise"
+# for h1 against h2 and for a side against itself; and compare on recorded
+# rounds (tests/fixtures/health/ssd-like.jsonl.gz): the series against
+# itself is within noise, against itself 3x slower different. Bad usage
+# and a missing tree exit 2 with one line.
+set -u
+. "$(dirname "$0")/lib.sh"
+need_cmd rrdtool
+need_cmd python3
+FAILED=0
+d=$(make_tmpdir)
+dp="$top_builddir/src/cli/diskprobe"
+root="$d/rrd"
+
+# The tree: 90 rows at a 10 s step ending now, with +-10 % noise (a fixed
+# seed). gen.py writes rrdtool's create and update arguments, one file per
+# line: PATH<TAB>DS-SPECS<TAB>UPDATES.
+python3 - "$root" >"$d/gen.txt" <<'PY'
+import random, sys, time
+root = sys.argv[1]
+rnd = random.Random(42)
+now = int(time.time())
+start = now - 900
+#      host  target disk  class    p50 s   qd32 IOPS  seq bytes/s
+disks = [("h1", "fast", "sda", "SSD-A", 1e-4, 60000, 5e8),
+         ("h2", "fast", "sda", "SSD-A", 1e-4, 60000, 5e8),
+         ("h3", "fast", "sda", "SSD-A", 4e-4, 15000, 1.25e8),
+         ("h1", "bulk", "sdb", "HDD-B", 5e-3, 400, 1.5e8)]
+def series(level):
+    return [level * (1 + 0.1 * (rnd.random() * 2 - 1)) for _ in range(90)]
+def out(path, ds, rows):
+    ups = " ".join("%d:%s" % (start + 10 * (i + 1), ":".join("%.6g" % v for v in r))
+                   for i, r in enumerate(rows))
+    print("%s\t%s\t%s" % (path, " ".join("DS:%s:GAUGE:20:0:U" % n for n in ds), ups))
+lat = ["min", "mean", "p50", "p90", "p99", "p999", "max"]
+for host, tgt, disk, cls, p50, qd32, seq in disks:
+    t = "%s/%s/diskprobe-%s" % (root, host, tgt)
+    dev = "%s/%s/diskprobe-dev-%s" % (root, host, disk)
+    p = series(p50)
+    out(t + "/probe_latency-randread-qd1.rrd", lat,
+        [[v * 0.5, v * 1.2, v, v * 1.5, v * 3, v * 5, v * 9] for v in p])
+    out(t + "/operations_per_second-randread-qd1.rrd", ["value"],
+        [[1 / (v * 1.2)] for v in p])
+    out(t + "/operations_per_second-randread-qd32.rrd", ["value"],
+        [[v] for v in series(qd32)])
+    out(t + "/bytes_per_second-seqread.rrd", ["value"], [[v] for v in series(seq)])
+    out(t + "/target_device-%s.rrd" % disk, ["value"], [[1]] * 90)
+    out(dev + "/disk_info-%s.rrd" % cls, ["value"], [[1e12]] * 90)
+    out(dev + "/bytes_per_second-read.rrd", ["value"], [[v] for v in series(2e7)])
+    out(dev + "/operations_per_second-read.rrd", ["value"], [[v] for v in series(200)])
+    out(dev + "/latency-read_await.rrd", ["value"], [[v] for v in series(p50 * 2)])
+PY
+start=$(($(date +%s) - 900))
+while IFS=$'\t' read -r path ds ups; do
+  mkdir -p "$(dirname "$path")"
+  # shellcheck disable=SC2086 # word splitting wanted: one argument each
+  rrdtool create "$path" --step 10 --start "$start" $ds RRA:AVERAGE:0.5:1:1200 &&
+    rrdtool update "$path" $ups || die "rrdtool could not make $path"
+done <"$d/gen.txt"
+n=$(find "$root" -name '*.rrd' | wc -l)
+[ "$n" = 36 ] && pass "synthetic tree: 36 RRD files" || die "synthetic tree: $n RRD files, want 36"
+
+# ---- fleet ----
+"$dp" fleet --since 1h "$root" >"$d/fleet.txt" 2>"$d/fleet.err" || fail "fleet exited $?: $(cat "$d/fleet.err")"
+cat "$d/fleet.txt"
+first=$(awk 'NR == 2 { print $2 "/" $3 " " $4 " " $5 " " $6 }' "$d/fleet.txt")
+[ "$first" = "h3/fast sda SSD-A 3" ] && pass "fleet text: h3's disk first, class SSD-A of 3" ||
+  fail "fleet text: first row '$first', want 'h3/fast sda SSD-A 3'"
+"$dp" fleet --since 1h --format json "$root" >"$d/fleet.json" || fail "fleet --format json exited $?"
+py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $1" "$d/fleet.json"; }
+py 'assert [r["host"] for r in d["disks"]][0] == "h3", d' &&
+  pass "fleet json: h3 ranked first" || fail "fleet json: h3 not first"
+for f in qd1_p50_s qd32_iops seq_bytes_per_s; do
+  s=$(py "print(d['disks'][0]['figures']['$f']['slowdown'])")
+  num_between "$s" 3.4 4.6 && pass "fleet json: h3's $f slowdown $s (4x slower)" ||
+    fail "fleet json: h3's $f slowdown $s, want about 4"
+done
+w=$(py "print(max(r['worst'] for r in d['disks'][1:]))")
+num_cmp "$w" '<' 1.3 && pass "fleet json: every other disk within 1.3x of its class (worst $w)" ||
+  fail "fleet json: another disk at ${w}x its class"
+hdd=$(py "r=[r for r in d['disks'] if r['class']=='HDD-B'][0]; print(r['class_targets'], r['worst'], r['disk'], r['target'])")
+[ "$hdd" = "1 1 sdb bulk" ] && pass "fleet json: the lone HDD-B disk is its own median (1, class of 1)" ||
+  fail "fleet json: HDD-B row '$hdd'"
+age=$(py "print(d['disks'][0]['age_s'])")
+num_between "$age" 0 120 && pass "fleet json: age of the newest value ${age}s" || fail "fleet json: age $age"
+nfs=$(py "print(len(d['failslow']), sum(r['flagged'] for r in d['failslow']))")
+[ "$nfs" = "4 0" ] && pass "fleet json: fail-slow ran over 4 disks of the device view, none flagged (15 min)" ||
+  fail "fleet json: fail-slow '$nfs', want '4 0'"
+"$dp" fleet --since 1h --format html --out "$d/fleet.html" "$root" || fail "fleet --format html exited $?"
+grep -q '<tr class="bad"><td>1</td><td>h3</td>' "$d/fleet.html" &&
+  pass "fleet html: h3 first, marked bad" || fail "fleet html: no bad first row for h3"
+grep -Eqi '(src|href)=|url\(' "$d/fleet.html" && fail "fleet html: refers to an external asset" ||
+  pass "fleet html: self-contained"
+[ "$(grep -c '^<tr class=' "$d/fleet.html")" = 4 ] && pass "fleet html: 4 rows" || fail "fleet html: not 4 rows"
+
+# ---- compare over the tree ----
+cmp_json() { # cmp_json OUT A B [more flags]: compare --format json into OUT
+  local out=$1
+  shift
+  "$dp" compare --rrd "$root" --since 1h --format json "$@" >"$out" 2>"$d/cmp.err" ||
+    fail "compare $* exited $?: $(cat "$d/cmp.err")"
+}
+verdicts() { python3 -c "import json,sys; print(' '.join(sorted(set(r['verdict'] for r in json.load(open(sys.argv[1]))['rows']))))" "$1"; }
+cmp_json "$d/c31.json" h1/fast h3/fast
+python3 - "$d/c31.json" <<'PY' && pass "compare h1/fast h3/fast: every row different, ratio inside its interval" || fail "compare h1/fast h3/fast"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rows"]:
+    lo, hi = r["ci95"]
+    assert r["verdict"] == "different" and lo <= r["ratio"] <= hi, r
+    want = 4 if r["figure"].startswith("qd1_p50") or r["figure"].startswith("qd1_mean") else 0.25
+    assert abs(r["ratio"] / want - 1) < 0.15, r
+PY
+cmp_json "$d/c12.json" h1/fast h2
+v=$(verdicts "$d/c12.json")
+[ "$v" = "within noise" ] && pass "compare h1/fast h2 (equal disks): within noise" || fail "compare h1/fast h2: '$v'"
+cmp_json "$d/ccls.json" class:SSD-A class:SSD-A
+v=$(verdicts "$d/ccls.json")
+[ "$v" = "within noise" ] && pass "compare class:SSD-A against itself: within noise" || fail "compare class:SSD-A itself: '$v'"
+"$dp" compare --rrd "$root" --since 1h h1/fast h3/fast >"$d/c31.txt" || fail "compare text exited $?"
+cat "$d/c31.txt"
+grep -q '^access time, QD1 p50 (ms) .* different$' "$d/c31.txt" && pass "compare text: the access-time row says different" ||
+  fail "compare text: no different access-time row"
+
+# ---- compare over recorded rounds ----
+zcat "$top_srcdir/tests/fixtures/health/ssd-like.jsonl.gz" | head -900 >"$d/a.jsonl"
+python3 - "$d/a.jsonl" >"$d/slow.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if "probe" in o:
+        o["iops"] /= 3
+        o["latency_s"] = {k: v * 3 for k, v in o["latency_s"].items()}
+    print(json.dumps(o))
+PY
+"$dp" compare --format json "$d/a.jsonl" "$d/a.jsonl" >"$d/self.json" || fail "compare recordings exited $?"
+v=$(verdicts "$d/self.json")
+[ "$v" = "within noise" ] && pass "compare recording vs itself: within noise" || fail "compare recording vs itself: '$v'"
+"$dp" compare --format json "$d/a.jsonl" "$d/slow.jsonl" >"$d/slow.json" || fail "compare recordings exited $?"
+v=$(verdicts "$d/slow.json")
+[ "$v" = "different" ] && pass "compare recording vs itself 3x slower: different" || fail "compare recording vs 3x slower: '$v'"
+n=$(json_get "$d/slow.json" 'd["rows"][0]["rounds_a"]')
+[ "$n" = 300 ] && pass "compare recording: 300 rounds read" || fail "compare recording: $n rounds, want 300"
+
+# ---- refusals ----
+"$dp" fleet "$d/nowhere" 2>"$d/e1"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$d/e1")" = 1 ] && grep -q "diskprobe fleet: $d/nowhere: " "$d/e1" &&
+  pass "fleet on a missing tree: exit 2, one line" || fail "fleet on a missing tree: exit $rc, $(cat "$d/e1")"
+"$dp" compare --rrd "$root" h1/fast nohost 2>"$d/e2" >/dev/null
+rc=$?
+[ $rc = 2 ] && grep -q "nohost: no such HOST" "$d/e2" && pass "compare: unknown side, exit 2" ||
+  fail "compare unknown side: exit $rc, $(cat "$d/e2")"
+"$dp" fleet --since 0 "$root" 2>/dev/null
+[ $? = 2 ] && pass "fleet --since 0: exit 2" || fail "fleet --since 0 accepted"
+"$dp" compare onlyone 2>/dev/null
+[ $? = 2 ] && pass "compare with one side: exit 2" || fail "compare with one side accepted"
+
+finish fleet_rrd
