@@ -124,8 +124,8 @@ static int side_from_file(side_t *sd) {
   dp_replay_rec_t *recs = NULL;
   size_t n = 0, cap = 0;
   int rc = names == NULL ? oom() : 0;
-  if (rc == 0 && dp_replay_read(f, sd->name, DP_JSONL_LINE_MAX, names, &recs,
-                                &n, &cap) != 0)
+  if (rc == 0 && dp_replay_read(f, CMD, sd->name, DP_JSONL_LINE_MAX, names,
+                                &recs, &n, &cap) != 0)
     rc = 2;
   if (f != stdin)
     fclose(f);

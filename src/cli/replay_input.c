@@ -160,11 +160,11 @@ int dp_replay_parse_line(const char *line, size_t len, dp_replay_names_t *names,
   return kind;
 }
 
-int dp_replay_read(FILE *f, const char *path, size_t max,
+int dp_replay_read(FILE *f, const char *cmd, const char *path, size_t max,
                    dp_replay_names_t *names, dp_replay_rec_t **recs, size_t *n,
                    size_t *cap) {
   dp_jsonl_t rd;
-  dp_jsonl_init(&rd, f, "replay", path, 1);
+  dp_jsonl_init(&rd, f, cmd, path, 1);
   rd.max = max;
   size_t len;
   int rc = 0, got = 0;

@@ -60,8 +60,9 @@ int dp_replay_parse_line(const char *line, size_t len, dp_replay_names_t *names,
 
 /* Appends the probe and verdict lines of f (named path in messages, lines
  * at most max bytes) to *recs (*n used of *cap; free it). 0, or -1 after
- * one line on stderr "diskprobe replay: PATH: line N: WHY". */
-int dp_replay_read(FILE *f, const char *path, size_t max,
+ * one line on stderr "diskprobe CMD: PATH: line N: WHY" (cmd: "replay",
+ * "compare"). */
+int dp_replay_read(FILE *f, const char *cmd, const char *path, size_t max,
                    dp_replay_names_t *names, dp_replay_rec_t **recs, size_t *n,
                    size_t *cap);
 

@@ -8,8 +8,8 @@
 # against h1 with the true ratio inside its interval and "within noise"
 # for h1 against h2 and for a side against itself; and compare on recorded
 # rounds (tests/fixtures/health/ssd-like.jsonl.gz): the series against
-# itself is within noise, against itself 3x slower different. Bad usage
-# and a missing tree exit 2 with one line.
+# itself is within noise, against itself 3x slower different. Bad usage,
+# a missing tree and a bad recording exit 2 with one line.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd rrdtool
@@ -160,6 +160,12 @@ rc=$?
   fail "compare unknown side: exit $rc, $(cat "$d/e2")"
 "$dp" fleet --since 0 "$root" 2>/dev/null
 [ $? = 2 ] && pass "fleet --since 0: exit 2" || fail "fleet --since 0 accepted"
+echo '{"target":"x","probe":"seqread","round":1,"iops":-1,"latency_s":{"p50":0.001,"mean":0.001}}' >"$d/bad.jsonl"
+"$dp" compare "$d/a.jsonl" "$d/bad.jsonl" 2>"$d/e3" >/dev/null
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$d/e3")" = 1 ] && grep -q "^diskprobe compare: $d/bad.jsonl: line 1: \"iops\"" "$d/e3" &&
+  pass "compare: an impossible value in a recording, exit 2, one line naming file and line" ||
+  fail "compare on a bad recording: exit $rc, $(cat "$d/e3")"
 "$dp" compare onlyone 2>/dev/null
 [ $? = 2 ] && pass "compare with one side: exit 2" || fail "compare with one side accepted"
 
