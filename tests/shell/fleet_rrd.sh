@@ -8,7 +8,8 @@
 # against h1 with the true ratio inside its interval and "within noise"
 # for h1 against h2 and for a side against itself; and compare on recorded
 # rounds (tests/fixtures/health/ssd-like.jsonl.gz): the series against
-# itself is within noise, against itself 3x slower different. Bad usage,
+# itself is within noise, against itself 3x slower different. Fail-slow:
+# a host's four disks over 4 hours, one 3x slower, is flagged, no other. Bad usage,
 # a missing tree and a bad recording exit 2 with one line.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -57,13 +58,18 @@ for host, tgt, disk, cls, p50, qd32, seq in disks:
     out(dev + "/operations_per_second-read.rrd", ["value"], [[v] for v in series(200)])
     out(dev + "/latency-read_await.rrd", ["value"], [[v] for v in series(p50 * 2)])
 PY
-start=$(($(date +%s) - 900))
-while IFS=$'\t' read -r path ds ups; do
-  mkdir -p "$(dirname "$path")"
-  # shellcheck disable=SC2086 # word splitting wanted: one argument each
-  rrdtool create "$path" --step 10 --start "$start" $ds RRA:AVERAGE:0.5:1:1200 &&
-    rrdtool update "$path" $ups || die "rrdtool could not make $path"
-done <"$d/gen.txt"
+# make_tree LIST STEP SECONDS: the files of LIST, STEP seconds a row, the
+# first row SECONDS ago
+make_tree() {
+  local start=$(($(date +%s) - $3)) path ds ups
+  while IFS=$'\t' read -r path ds ups; do
+    mkdir -p "$(dirname "$path")"
+    # shellcheck disable=SC2086 # word splitting wanted: one argument each
+    rrdtool create "$path" --step "$2" --start "$start" $ds RRA:AVERAGE:0.5:1:1200 &&
+      rrdtool update "$path" $ups || die "rrdtool could not make $path"
+  done <"$1"
+}
+make_tree "$d/gen.txt" 10 900
 n=$(find "$root" -name '*.rrd' | wc -l)
 [ "$n" = 36 ] && pass "synthetic tree: 36 RRD files" || die "synthetic tree: $n RRD files, want 36"
 
@@ -148,6 +154,42 @@ v=$(verdicts "$d/slow.json")
 [ "$v" = "different" ] && pass "compare recording vs itself 3x slower: different" || fail "compare recording vs 3x slower: '$v'"
 n=$(json_get "$d/slow.json" 'd["rows"][0]["rounds_a"]')
 [ "$n" = 300 ] && pass "compare recording: 300 rounds read" || fail "compare recording: $n rounds, want 300"
+
+# ---- fail-slow over a host's device view ----
+# h4: four disks of one host for 4 hours at a 60 s step, the same load, sde's
+# await 3x its peers' from the start: the detector flags sde and only sde.
+python3 - "$d/rrd2" >"$d/gen2.txt" <<'PY'
+import random, sys, time
+root = sys.argv[1]
+rnd = random.Random(7)
+now = int(time.time())
+start = now - 4 * 3600
+def out(path, rows):
+    ups = " ".join("%d:%.6g" % (start + 60 * (i + 1), v) for i, v in enumerate(rows))
+    print("%s\tDS:value:GAUGE:120:0:U\t%s" % (path, ups))
+def noisy(level):
+    return [level * (1 + 0.1 * (rnd.random() * 2 - 1)) for _ in range(240)]
+load = [2e7 * (1 + 0.5 * ((i // 20) % 2)) for i in range(240)]
+for disk in ["sdc", "sdd", "sde", "sdf"]:
+    dev = "%s/h4/diskprobe-dev-%s" % (root, disk)
+    out(dev + "/bytes_per_second-read.rrd", [x * (1 + 0.05 * rnd.random()) for x in load])
+    out(dev + "/bytes_per_second-write.rrd", noisy(1e6))
+    out(dev + "/operations_per_second-read.rrd", noisy(200))
+    out(dev + "/operations_per_second-write.rrd", noisy(20))
+    out(dev + "/latency-read_await.rrd", noisy(3e-3 if disk == "sde" else 1e-3))
+    out(dev + "/latency-write_await.rrd", noisy(3e-3 if disk == "sde" else 1e-3))
+t = "%s/h4/diskprobe-data" % root
+out(t + "/target_device-sdc.rrd", [1] * 240)
+out(t + "/operations_per_second-randread-qd32.rrd", noisy(50000))
+PY
+make_tree "$d/gen2.txt" 60 $((4 * 3600))
+"$dp" fleet --since 5h --format json "$d/rrd2" >"$d/fs.json" || fail "fleet on rrd2 exited $?"
+fs=$(python3 -c "import json,sys; print(' '.join('%s:%s' % (r['disk'], r['flagged']) for r in json.load(open(sys.argv[1]))['failslow']))" "$d/fs.json")
+[ "$fs" = "sdc:False sdd:False sde:True sdf:False" ] &&
+  pass "fleet: fail-slow over h4's 4 h of device view flags sde (3x its peers' await) and no other" ||
+  fail "fleet: fail-slow on h4: '$fs'"
+"$dp" fleet --since 5h "$d/rrd2" | grep -q '^fail-slow: h4 sde flagged at ' &&
+  pass "fleet text: the flagged disk is named" || fail "fleet text: no fail-slow line for h4 sde"
 
 # ---- refusals ----
 "$dp" fleet "$d/nowhere" 2>"$d/e1"
