@@ -206,6 +206,14 @@ static void fmt_cell(const dp_fleetstat_row_t *r, int f, char *buf,
     snprintf(buf, len, "%.4g (x%.2f)", display(f, r->fig[f]), r->slowdown[f]);
 }
 
+/* The worst slowdown, or "-" for a target without any figure. */
+static void fmt_worst(double w, char *buf, size_t len) {
+  if (isfinite(w))
+    snprintf(buf, len, "%.2f", w);
+  else
+    snprintf(buf, len, "-");
+}
+
 static void print_text(const fleet_t *fl, FILE *o) {
   fprintf(o, "%-4s %-12s %-12s %-8s %-16s %3s %-18s %-18s %-18s %6s %7s\n",
           "rank", "host", "target", "disk", "class", "n", fig_title[0],
@@ -213,14 +221,14 @@ static void print_text(const fleet_t *fl, FILE *o) {
   for (size_t i = 0; i < fl->nt; i++) {
     const dp_fleetstat_row_t *r = &fl->rows[i];
     const dp_rrdin_target_t *t = &fl->t[r->id];
-    char c[DP_FLEETSTAT_NFIGURES][48], age[32];
+    char c[DP_FLEETSTAT_NFIGURES][48], age[32], worst[32];
     for (int f = 0; f < DP_FLEETSTAT_NFIGURES; f++)
       fmt_cell(r, f, c[f], sizeof(c[f]));
     fmt_age(age_s(fl, r->id), age, sizeof(age));
-    fprintf(o,
-            "%-4zu %-12s %-12s %-8s %-16s %3zu %-18s %-18s %-18s %6.2f %7s\n",
+    fmt_worst(r->worst, worst, sizeof(worst));
+    fprintf(o, "%-4zu %-12s %-12s %-8s %-16s %3zu %-18s %-18s %-18s %6s %7s\n",
             i + 1, t->host, t->target, t->disk[0] ? t->disk : "-", t->cls,
-            r->class_n, c[0], c[1], c[2], r->worst, age);
+            r->class_n, c[0], c[1], c[2], worst, age);
   }
   fprintf(o, "(x: slowdown against the class's median, >1 slower; n: "
              "targets in the class)\n");
@@ -337,8 +345,9 @@ static void print_html_row(const fleet_t *fl, FILE *o, size_t i) {
   const dp_fleetstat_row_t *r = &fl->rows[i];
   const dp_rrdin_target_t *t = &fl->t[r->id];
   const fsres_t *s = fs_of(fl, t);
-  char age[32];
+  char age[32], worst[32];
   fmt_age(age_s(fl, r->id), age, sizeof(age));
+  fmt_worst(r->worst, worst, sizeof(worst));
   fprintf(o, "<tr class=\"%s\"><td>%zu</td><td>", html_level(r->worst), i + 1);
   const char *cells[] = {t->host, t->target, t->disk[0] ? t->disk : "-",
                          t->cls};
@@ -352,7 +361,7 @@ static void print_html_row(const fleet_t *fl, FILE *o, size_t i) {
     fmt_cell(r, f, c, sizeof(c));
     fprintf(o, "<td>%s</td>", c);
   }
-  fprintf(o, "<td><b>%.2f</b></td><td>%s</td><td>%s</td></tr>\n", r->worst, age,
+  fprintf(o, "<td><b>%s</b></td><td>%s</td><td>%s</td></tr>\n", worst, age,
           s == NULL       ? "-"
           : s->first >= 0 ? "FLAGGED"
                           : "no");
