@@ -10,16 +10,17 @@
  *
  * Sides: two recordings of `diskprobe watch --format json` (its probe
  * lines, read as `diskprobe replay` reads them; every target of a file
- * counts), or, with --rrd, a central server's RRD tree (rrd_input.h) and
+ * counts; stalled rounds and probes that completed nothing are left out),
+ * or, with --rrd, a central server's RRD tree (rrd_input.h) and
  * A, B each one of HOST (every target of the host), HOST/TARGET, or
  * class:NAME (every target whose disk is of that class), the rows between
  * now - since and now. A side of several targets pools their rounds.
  *
  * Per round: randread-qd1's p50 and mean latency and IOPS, randread-qd32's
- * IOPS, seqread's bytes/s (from a recording: its IOPS times the default
- * seqread block, 1 MiB: watch's lines carry no bytes/s). The row's figure
- * is the median of the rounds' p50s, the mean of the other per-round
- * values, the least and the largest sequential rate (fleetstat.h: the
+ * IOPS, seqread's bytes/s (from a recording: "bytes_per_second", or in
+ * older lines without it the IOPS times the default seqread block, 1 MiB). The
+ * row's figure is the median of the rounds' p50s, the mean of the other
+ * per-round values, the least and the largest sequential rate (fleetstat.h: the
  * interval is a circular block bootstrap over rounds, blocks of
  * n^(1/3) rounds because rounds on a shared disk are autocorrelated;
  * "different" when the whole interval lies beyond 10 % either way; "too
@@ -106,7 +107,8 @@ static int add_record(side_t *sd, const dp_replay_rec_t *r, double seq_block) {
   } else if (strcmp(r->probe, "randread-qd32") == 0) {
     v[DP_RRDIN_QD32_IOPS] = r->iops;
   } else if (strcmp(r->probe, "seqread") == 0) {
-    v[DP_RRDIN_SEQ_BPS] = r->iops * seq_block;
+    v[DP_RRDIN_SEQ_BPS] =
+        isnan(r->bytes_per_s) ? r->iops * seq_block : r->bytes_per_s;
   }
   for (int k = 0; k < DP_RRDIN_NSERIES && e == 0; k++)
     if (isfinite(v[k]))
@@ -131,7 +133,7 @@ static int side_from_file(side_t *sd) {
     fclose(f);
   double seq_block = seq_block_bytes();
   for (size_t i = 0; i < n && rc == 0; i++)
-    if (!recs[i].verdict && !recs[i].stalled &&
+    if (!recs[i].verdict && !recs[i].stalled && recs[i].ops > 0 &&
         add_record(sd, &recs[i], seq_block) != 0)
       rc = oom();
   free(recs);

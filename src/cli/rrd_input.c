@@ -200,8 +200,8 @@ static long ds_index(const fetch_t *f, const char *ds) {
   return -1;
 }
 
-/* Appends the finite rows of file/ds to s; *newest: the file's last update
- * when later. 0 or 2. */
+/* Appends the finite positive rows of file/ds to s; *newest: the file's last
+ * update when later. 0 or 2. */
 static int append_series(const char *cmd, const char *dir, const char *file,
                          const char *ds, time_t start, time_t end,
                          dp_rrdin_values_t *s, time_t *newest) {
@@ -217,7 +217,8 @@ static int append_series(const char *cmd, const char *dir, const char *file,
     rc = fail(cmd, path, "no such data source (not written by diskprobe?)");
   for (size_t r = 0; k >= 0 && r < f.rows && rc == 0; r++) {
     double v = f.data[r * f.nds + (size_t)k];
-    if (isfinite(v) && dp_rrdin_push(s, v) != 0)
+    /* 0: nothing completed in the probe (skipped on a crawling disk) */
+    if (isfinite(v) && v > 0 && dp_rrdin_push(s, v) != 0)
       rc = fail(cmd, path, "out of memory");
   }
   fetch_free(&f);

@@ -44,7 +44,8 @@ enum {
   DP_RRDIN_NSERIES
 };
 
-/* Finite values of one series, in time order (malloc'd; free v). */
+/* Values of one series, in time order (malloc'd; free v): finite and
+ * positive (0 IOPS is a probe that completed nothing: not measured). */
 typedef struct {
   double *v;
   size_t n, cap;
@@ -59,9 +60,9 @@ int dp_rrdin_push(dp_rrdin_values_t *s, double x);
 int dp_rrdin_scan(const char *cmd, const char *root, dp_rrdin_target_t **out,
                   size_t *n);
 
-/* Appends t's series' finite values between start and end to s (each of
- * DP_RRDIN_NSERIES) and sets *newest to the latest update of its probe
- * files (0: none). A missing file adds nothing. 0, or 2 after one line. */
+/* Appends t's series' finite positive values between start and end to s (each
+ * of DP_RRDIN_NSERIES) and sets *newest to the latest update of its probe files
+ * (0: none). A missing file adds nothing. 0, or 2 after one line. */
 int dp_rrdin_target_values(const char *cmd, const dp_rrdin_target_t *t,
                            time_t start, time_t end,
                            dp_rrdin_values_t s[DP_RRDIN_NSERIES],

@@ -7,8 +7,10 @@
 # JSON and a self-contained HTML page; compare says "different" for h3
 # against h1 with the true ratio inside its interval and "within noise"
 # for h1 against h2 and for a side against itself; and compare on recorded
-# rounds (tests/fixtures/health/ssd-like.jsonl.gz): the series against
-# itself is within noise, against itself 3x slower different. Fail-slow:
+# rounds of a quiet disk (tests/fixtures/health/ssd-like.jsonl.gz) and a
+# busy shared one (tests/fixtures/compare): each against itself has no row
+# "different", against itself 3x slower the ratios lie in their intervals
+# and the rows say "different" (the busy disk's: the robust ones). Fail-slow:
 # a host's four disks over 4 hours, one 3x slower, is flagged, no other. Bad usage,
 # a missing tree and a bad recording exit 2 with one line.
 set -u
@@ -136,24 +138,54 @@ grep -q '^access time, QD1 p50 (ms) .* different$' "$d/c31.txt" && pass "compare
   fail "compare text: no different access-time row"
 
 # ---- compare over recorded rounds ----
-zcat "$top_srcdir/tests/fixtures/health/ssd-like.jsonl.gz" | head -900 >"$d/a.jsonl"
-python3 - "$d/a.jsonl" >"$d/slow.jsonl" <<'PY'
+# slow3 IN OUT: the recording with every probe 3x slower (latency x3, IOPS
+# and bytes/s /3)
+slow3() {
+  python3 - "$1" >"$2" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     o = json.loads(line)
     if "probe" in o:
-        o["iops"] /= 3
-        o["latency_s"] = {k: v * 3 for k, v in o["latency_s"].items()}
+        for k in ("iops", "bytes_per_second"):
+            if o.get(k) is not None:
+                o[k] /= 3
+        o["latency_s"] = {k: None if v is None else v * 3 for k, v in o["latency_s"].items()}
     print(json.dumps(o))
 PY
-"$dp" compare --format json "$d/a.jsonl" "$d/a.jsonl" >"$d/self.json" || fail "compare recordings exited $?"
-v=$(verdicts "$d/self.json")
-[ "$v" = "within noise" ] && pass "compare recording vs itself: within noise" || fail "compare recording vs itself: '$v'"
-"$dp" compare --format json "$d/a.jsonl" "$d/slow.jsonl" >"$d/slow.json" || fail "compare recordings exited $?"
-v=$(verdicts "$d/slow.json")
-[ "$v" = "different" ] && pass "compare recording vs itself 3x slower: different" || fail "compare recording vs 3x slower: '$v'"
-n=$(json_get "$d/slow.json" 'd["rows"][0]["rounds_a"]')
+}
+# rows FILE: "figure:verdict" of every row; inside FILE: 1 when every ratio
+# with an interval lies in it
+rows() { python3 -c "import json,sys; print(' '.join(r['figure'] + ':' + r['verdict'] for r in json.load(open(sys.argv[1]))['rows']))" "$1"; }
+inside() { python3 -c "import json,sys; print(int(all(r['ci95'][0] <= r['ratio'] <= r['ci95'][1] for r in json.load(open(sys.argv[1]))['rows'] if r['ci95'][0] is not None)))" "$1"; }
+# a quiet disk (the health fixtures: 300 rounds) and a busy shared one
+# (tests/fixtures/compare: 310 rounds with stalls of seconds)
+zcat "$top_srcdir/tests/fixtures/health/ssd-like.jsonl.gz" | head -900 >"$d/quiet.jsonl"
+zcat "$top_srcdir/tests/fixtures/compare/busy-vda-file.jsonl.gz" >"$d/busy.jsonl"
+for rec in quiet busy; do
+  slow3 "$d/$rec.jsonl" "$d/$rec-slow.jsonl"
+  "$dp" compare --format json "$d/$rec.jsonl" "$d/$rec.jsonl" >"$d/$rec-self.json" || fail "compare $rec itself exited $?"
+  r=$(rows "$d/$rec-self.json")
+  [[ $r != *different* ]] && pass "compare $rec recording vs itself: no row different ($r)" ||
+    fail "compare $rec recording vs itself: $r"
+  "$dp" compare --format json "$d/$rec.jsonl" "$d/$rec-slow.jsonl" >"$d/$rec-slow.json" || fail "compare $rec 3x exited $?"
+  r=$(rows "$d/$rec-slow.json")
+  echo "  $rec vs 3x slower: $r"
+  [ "$(inside "$d/$rec-slow.json")" = 1 ] && pass "compare $rec vs 3x slower: every ratio inside its interval" ||
+    fail "compare $rec vs 3x slower: a ratio outside its interval"
+done
+r=$(rows "$d/quiet-slow.json")
+[ "$(tr ' ' '\n' <<<"$r" | grep -vc ':different$')" = 0 ] &&
+  pass "compare quiet recording vs 3x slower: every row different" || fail "compare quiet vs 3x slower: $r"
+r=$(rows "$d/busy-slow.json")
+for f in qd1_p50_s qd1_iops qd32_iops seq_avg_bytes_per_s; do
+  [[ " $r " == *" $f:different "* ]] && pass "compare busy recording vs 3x slower: $f different" ||
+    fail "compare busy vs 3x slower: $f not different ($r)"
+done
+n=$(json_get "$d/quiet-slow.json" 'd["rows"][0]["rounds_a"]')
 [ "$n" = 300 ] && pass "compare recording: 300 rounds read" || fail "compare recording: $n rounds, want 300"
+n=$(json_get "$d/busy-self.json" 'd["rows"][4]["rounds_a"]')
+[ "$n" = 304 ] && pass "compare busy recording: 304 seqread rounds (6 stalled or that completed nothing left out)" ||
+  fail "compare busy recording: $n seqread rounds"
 
 # ---- fail-slow over a host's device view ----
 # h4: four disks of one host for 4 hours at a 60 s step, the same load, sde's
@@ -203,7 +235,7 @@ rc=$?
 "$dp" fleet --since 0 "$root" 2>/dev/null
 [ $? = 2 ] && pass "fleet --since 0: exit 2" || fail "fleet --since 0 accepted"
 echo '{"target":"x","probe":"seqread","round":1,"iops":-1,"latency_s":{"p50":0.001,"mean":0.001}}' >"$d/bad.jsonl"
-"$dp" compare "$d/a.jsonl" "$d/bad.jsonl" 2>"$d/e3" >/dev/null
+"$dp" compare "$d/quiet.jsonl" "$d/bad.jsonl" 2>"$d/e3" >/dev/null
 rc=$?
 [ $rc = 2 ] && [ "$(wc -l <"$d/e3")" = 1 ] && grep -q "^diskprobe compare: $d/bad.jsonl: line 1: \"iops\"" "$d/e3" &&
   pass "compare: an impossible value in a recording, exit 2, one line naming file and line" ||
