@@ -193,6 +193,13 @@ static double slowdown(dp_fleetstat_figure_t f, double v, double median) {
   return f == DP_FLEETSTAT_QD1_P50_S ? v / median : median / v;
 }
 
+/* By class, then id. */
+static int cmp_class(const void *pa, const void *pb) {
+  const dp_fleetstat_row_t *a = pa, *b = pb;
+  int c = strcmp(a->cls, b->cls);
+  return c != 0 ? c : (a->id > b->id) - (a->id < b->id);
+}
+
 static int cmp_rows(const void *pa, const void *pb) {
   const dp_fleetstat_row_t *a = pa, *b = pb;
   int na = isnan(a->worst), nb = isnan(b->worst);
@@ -200,25 +207,21 @@ static int cmp_rows(const void *pa, const void *pb) {
     return na - nb;
   if (!na && a->worst != b->worst)
     return a->worst < b->worst ? 1 : -1;
-  int c = strcmp(a->cls, b->cls);
-  if (c != 0)
-    return c;
-  return (a->id > b->id) - (a->id < b->id);
+  return cmp_class(pa, pb);
 }
 
-/* The class medians of row i's class (rows of one class, finite values). */
-static void class_medians(dp_fleetstat_row_t *rows, size_t n, size_t i,
-                          double *scratch) {
-  dp_fleetstat_row_t *r = &rows[i];
-  r->class_n = 0;
-  for (size_t j = 0; j < n; j++)
-    r->class_n += strcmp(rows[j].cls, r->cls) == 0;
+/* The medians of one class, rows[0..n), into each of its rows. */
+static void class_medians(dp_fleetstat_row_t *rows, size_t n, double *scratch) {
   for (int f = 0; f < DP_FLEETSTAT_NFIGURES; f++) {
     size_t m = 0;
     for (size_t j = 0; j < n; j++)
-      if (strcmp(rows[j].cls, r->cls) == 0 && isfinite(rows[j].fig[f]))
+      if (isfinite(rows[j].fig[f]))
         scratch[m++] = rows[j].fig[f];
-    r->median[f] = dp_fleetstat_summary(DP_FLEETSTAT_MEDIAN, scratch, m);
+    double med = dp_fleetstat_summary(DP_FLEETSTAT_MEDIAN, scratch, m);
+    for (size_t j = 0; j < n; j++) {
+      rows[j].median[f] = med;
+      rows[j].class_n = n;
+    }
   }
 }
 
@@ -228,8 +231,13 @@ int dp_fleetstat_rank(dp_fleetstat_row_t *rows, size_t n) {
   double *scratch = malloc(n * sizeof(*scratch));
   if (scratch == NULL)
     return -ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    class_medians(rows, n, i, scratch);
+  /* a class's rows next to each other: O(n log n) for a fleet of 10,000 */
+  qsort(rows, n, sizeof(*rows), cmp_class);
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && strcmp(rows[j].cls, rows[i].cls) == 0; j++)
+      ;
+    class_medians(rows + i, j - i, scratch);
+  }
   free(scratch);
   for (size_t i = 0; i < n; i++) {
     dp_fleetstat_row_t *r = &rows[i];
