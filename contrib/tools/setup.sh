@@ -14,7 +14,8 @@ cd "$(dirname "$0")/../.."
 PKGS=(
   # build
   gcc clang make autoconf automake libtool pkg-config clang-format
-  libaio-dev collectd-dev librrd-dev libcmocka-dev
+  libaio-dev collectd-dev libcmocka-dev
+  librrd-dev # the command's RRD readers (fleet, compare)
   libjansson-dev # the command's JSON readers (replay, failslow)
   # run: collectd, its rrdtool and write_prometheus plugins' libraries
   collectd-core rrdtool libmicrohttpd12 libprotobuf-c1

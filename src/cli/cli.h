@@ -6,6 +6,7 @@
 #include "blockdev.h"
 #include "conf.h"
 #include "engine.h"
+#include "failslow_input.h"
 #include "options.h"
 
 #include <getopt.h>
@@ -37,6 +38,21 @@ int dp_cmd_replay(int argc, char **argv);
 /* `diskprobe failslow ...`: recorded drive series through the fail-slow
  * detector (cmd_failslow.c). */
 int dp_cmd_failslow(int argc, char **argv);
+
+/* The fail-slow detector with its defaults (scaled to h's interval) over h
+ * (sorted here), printing nothing: per disk of h, first[i] the Unix time it
+ * was first flagged (-1: never) and maxs[i] its largest 2-hour score (NaN:
+ * none); both untouched when h has no samples. 0, or 2 after one line
+ * (cmd_failslow.c). */
+int dp_cli_failslow_scan(dp_fsinput_host_t *h, int64_t *first, double *maxs);
+
+/* `diskprobe fleet DIR ...`: every disk of a central server's RRD tree
+ * ranked against its class (cmd_fleet.c). */
+int dp_cmd_fleet(int argc, char **argv);
+
+/* `diskprobe compare A B ...`: two targets, hosts or classes side by side
+ * with the ratio's interval and a verdict (cmd_compare.c). */
+int dp_cmd_compare(int argc, char **argv);
 
 /* `diskprobe metrics --types-db|--collectd-types|--markdown|--prometheus`:
  * the files generated from the metric table (cmd_metrics.c). */
@@ -78,6 +94,13 @@ void dp_cli_synopsis(FILE *f, const char *lead, const char *name, unsigned cmd,
 /* One line on stderr for a getopt error (':' missing value, '?' unknown
  * option); returns 2. */
 int dp_cli_getopt_error(const char *cmdname, int ch, char **argv);
+
+/* --since: a duration of at least 1 s ("24h", "90min") into *out_s, whole
+ * seconds. 0, or -1 after one line "diskprobe CMD: --since 'ARG': ...". */
+int dp_cli_since(const char *cmd, const char *arg, double *out_s);
+
+/* A number (6 significant digits), or null for NaN and infinities. */
+void dp_cli_json_num(FILE *f, double v);
 
 /* A JSON string with its quotes: '"', '\\' and control characters escaped. */
 void dp_cli_json_str(FILE *f, const char *s);

@@ -119,6 +119,9 @@ typedef struct {
   unsigned set_long, set_day;
   source_t *src;
   size_t nsrc;
+  int quiet;         /* print nothing (with json set) ... */
+  int64_t *to_first; /* ... and hand over the first flags */
+  double *to_maxs;   /* and the largest scores */
 } opts_t;
 
 static int fail_line(const char *what) {
@@ -251,7 +254,7 @@ static void report_window(run_t *r, double t) {
     if (v->flagged && r->first[i] < 0) {
       r->first[i] = ts;
       r->flagged++;
-      if (o->json)
+      if (o->json && !o->quiet)
         print_flag_json(r, i, ts);
     }
     if (!o->json)
@@ -331,6 +334,10 @@ static int run_host(const opts_t *o, dp_fsinput_host_t *h) {
     if (!o->json)
       print_summary(&r);
     fflush(stdout);
+    if (o->quiet) {
+      memcpy(o->to_first, r.first, h->ndisks * sizeof(*r.first));
+      memcpy(o->to_maxs, r.maxs, h->ndisks * sizeof(*r.maxs));
+    }
   }
   free(r.v);
   free(r.first);
@@ -591,6 +598,14 @@ static int run_json(const opts_t *o, const char *path) {
   }
   free(hosts);
   return rc;
+}
+
+int dp_cli_failslow_scan(dp_fsinput_host_t *h, int64_t *first, double *maxs) {
+  opts_t o = {.json = 1, .quiet = 1, .to_first = first, .to_maxs = maxs};
+  dp_failslow_conf_init(&o.conf);
+  if (h->n == 0 || h->ndisks == 0)
+    return 0;
+  return run_host(&o, h);
 }
 
 int dp_cmd_failslow(int argc, char **argv) {

@@ -79,7 +79,8 @@ static int read_all(const char *path, rec_t **recs, size_t *n, size_t *cap) {
     fprintf(stderr, "diskprobe replay: %s: %s\n", path, strerror(errno));
     return -1;
   }
-  int rc = dp_replay_read(f, path, DP_JSONL_LINE_MAX, &names, recs, n, cap);
+  int rc = dp_replay_read(f, "replay", path, DP_JSONL_LINE_MAX, &names, recs, n,
+                          cap);
   if (f != stdin)
     fclose(f);
   return rc;

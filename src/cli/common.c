@@ -257,3 +257,23 @@ void dp_cli_json_identity(FILE *f, const dp_disk_identity_t *id,
   }
   fputc(']', f);
 }
+
+int dp_cli_since(const char *cmd, const char *arg, double *out_s) {
+  uint64_t ns;
+  if (dp_parse_duration(arg, &ns) != 0 || ns < 1000000000ULL) {
+    fprintf(stderr,
+            "diskprobe %s: --since '%s': a duration of 1s or more (24h, "
+            "90min)\n",
+            cmd, arg);
+    return -1;
+  }
+  *out_s = (double)(ns / 1000000000ULL);
+  return 0;
+}
+
+void dp_cli_json_num(FILE *f, double v) {
+  if (isfinite(v))
+    fprintf(f, "%.6g", v);
+  else
+    fputs("null", f);
+}

@@ -91,6 +91,13 @@ static int add_sample(dp_fsinput_host_t *h, uint32_t disk, double t,
   return 0;
 }
 
+int dp_fsinput_add_sample(dp_fsinput_host_t *h, const char *disk, double t,
+                          const double f[DP_FSINPUT_NFIELDS]) {
+  uint32_t idx;
+  int e = disk_index(h, disk, &idx);
+  return e != 0 ? e : add_sample(h, idx, t, f);
+}
+
 static int cmp_sample(const void *a, const void *b) {
   const dp_fsinput_sample_t *x = a, *y = b;
   if (x->t_s != y->t_s)
@@ -108,10 +115,7 @@ static int cmp_name(const void *a, const void *b) {
   return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A whole disk by its kernel name, without sysfs: not a device-mapper or
- * MD device and not a partition (sda1, vdb2, xvda1, nvme0n1p1, mmcblk0p2),
- * as src/peers.c keeps them with sysfs. */
-static int whole_disk_name(const char *n) {
+int dp_fsinput_whole_disk(const char *n) {
   if (strncmp(n, "dm-", 3) == 0 || strncmp(n, "md", 2) == 0 || n[0] == '\0')
     return 0;
   size_t l = strlen(n);
@@ -182,7 +186,7 @@ static int is_subdir(const char *dir, const char *name) {
 
 static int is_dev_dir(const char *dir, const char *name) {
   return strncmp(name, DEV_DIR, strlen(DEV_DIR)) == 0 &&
-         whole_disk_name(name + strlen(DEV_DIR)) && is_subdir(dir, name);
+         dp_fsinput_whole_disk(name + strlen(DEV_DIR)) && is_subdir(dir, name);
 }
 
 /* A host directory: one holding at least one diskprobe-dev-* directory. */
@@ -544,7 +548,7 @@ static int json_line(char *line, size_t len, size_t lineno, void *arg) {
             r == -1 ? "not a device-view object: " : "", why);
     return 2;
   }
-  if (r == 0 || !whole_disk_name(dev))
+  if (r == 0 || !dp_fsinput_whole_disk(dev))
     return 0;
   dp_fsinput_host_t *h = host_of(j->hosts, j->n, host);
   uint32_t idx;

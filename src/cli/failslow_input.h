@@ -77,6 +77,17 @@ int dp_fsinput_read_collectd(dp_fsinput_host_t *h, const char *hostdir);
 int dp_fsinput_read_json(const char *path, dp_fsinput_host_t **hosts,
                          size_t *n);
 
+/* A whole disk by its kernel name, without sysfs: not a device-mapper or
+ * MD device and not a partition (sda1, vdb2, xvda1, nvme0n1p1, mmcblk0p2),
+ * as src/peers.c keeps them with sysfs. 1 or 0. */
+int dp_fsinput_whole_disk(const char *name);
+
+/* Appends disk's sample at t (Unix seconds) from the device-view figures f
+ * (NaN: missing), the disk added to h when new. 0, -E2BIG (more than
+ * DP_FAILSLOW_DEVICES_MAX disks), -ENOMEM. */
+int dp_fsinput_add_sample(dp_fsinput_host_t *h, const char *disk, double t,
+                          const double f[DP_FSINPUT_NFIELDS]);
+
 /* Sorts h's samples by time, then disk, then arrival. */
 void dp_fsinput_sort(dp_fsinput_host_t *h);
 

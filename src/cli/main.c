@@ -10,6 +10,10 @@
  *   diskprobe failslow [options] --collectd-csv DIR | --devview-json FILE
  *                                      the recorded device view through the
  *                                      fail-slow detector (cmd_failslow.c)
+ *   diskprobe fleet [options] DIR      every disk of a central server's RRD
+ *                                      tree against its class (cmd_fleet.c)
+ *   diskprobe compare [options] A B    two targets, hosts or classes side by
+ *                                      side, with a verdict (cmd_compare.c)
  *   diskprobe options --markdown       (hidden) the configuration reference
  *                                      that README.md holds, from the table
  *   diskprobe metrics --types-db ...   (hidden) types.db, README's metric
@@ -37,6 +41,10 @@ void dp_cli_usage(FILE *f) {
              "FILE...\n"
              "       diskprobe failslow [--format text|json] "
              "(--collectd-csv DIR | --devview-json FILE)...\n"
+             "       diskprobe fleet [--since 24h] [--format text|json|html] "
+             "[--out FILE] DIR\n"
+             "       diskprobe compare [--rrd DIR] [--since 24h] "
+             "[--format text|json] A B\n"
              "       diskprobe metrics --types-db | --markdown | --prometheus "
              "| --collectd-types\n"
              "       diskprobe options --markdown\n"
@@ -74,6 +82,10 @@ int main(int argc, char **argv) {
     return dp_cmd_replay(argc - 1, argv + 1);
   if (strcmp(argv[1], "failslow") == 0)
     return dp_cmd_failslow(argc - 1, argv + 1);
+  if (strcmp(argv[1], "fleet") == 0)
+    return dp_cmd_fleet(argc - 1, argv + 1);
+  if (strcmp(argv[1], "compare") == 0)
+    return dp_cmd_compare(argc - 1, argv + 1);
   if (strcmp(argv[1], "metrics") == 0)
     return dp_cmd_metrics(argc - 1, argv + 1);
   if (strcmp(argv[1], "options") == 0) {

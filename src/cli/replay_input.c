@@ -68,6 +68,8 @@ static int parse_probe(const json_t *o, dp_replay_rec_t *r, char *why,
                       why, whylen) < 0 ||
       dp_jsonl_number(o, "iops", 0, DP_REPLAY_IOPS_MAX, 0, 1, NAN, &r->iops,
                       why, whylen) < 0 ||
+      dp_jsonl_number(o, "bytes_per_second", 0, DP_REPLAY_BYTES_PER_S_MAX, 0, 1,
+                      NAN, &r->bytes_per_s, why, whylen) < 0 ||
       count(o, "ops", &ops, why, whylen) < 0)
     return -1;
   if (latency(lat, "p50", &r->p50, why, whylen) < 0 ||
@@ -146,7 +148,7 @@ static int parse_object(const json_t *o, dp_replay_names_t *names,
 int dp_replay_parse_line(const char *line, size_t len, dp_replay_names_t *names,
                          dp_replay_rec_t *r, char *why, size_t whylen) {
   memset(r, 0, sizeof(*r));
-  r->iops = r->p50 = r->mean = r->ceiling_s = NAN;
+  r->iops = r->bytes_per_s = r->p50 = r->mean = r->ceiling_s = NAN;
   size_t i = 0;
   while (i < len && (line[i] == ' ' || line[i] == '\t'))
     i++;
@@ -160,11 +162,11 @@ int dp_replay_parse_line(const char *line, size_t len, dp_replay_names_t *names,
   return kind;
 }
 
-int dp_replay_read(FILE *f, const char *path, size_t max,
+int dp_replay_read(FILE *f, const char *cmd, const char *path, size_t max,
                    dp_replay_names_t *names, dp_replay_rec_t **recs, size_t *n,
                    size_t *cap) {
   dp_jsonl_t rd;
-  dp_jsonl_init(&rd, f, "replay", path, 1);
+  dp_jsonl_init(&rd, f, cmd, path, 1);
   rd.max = max;
   size_t len;
   int rc = 0, got = 0;

@@ -18,6 +18,7 @@
 /* The limits of a probe line's figures (a latency over a day is no
  * latency; watch prints Unix seconds). */
 #define DP_REPLAY_IOPS_MAX 1e10
+#define DP_REPLAY_BYTES_PER_S_MAX 1e15
 #define DP_REPLAY_LATENCY_MAX_S 86400.0
 #define DP_REPLAY_TIME_MAX_S 1e10 /* the year 2286: nanoseconds fit 64 bits */
 #define DP_REPLAY_COUNT_MAX 9007199254740992.0 /* 2^53: exact in a double */
@@ -42,12 +43,13 @@ typedef struct {
   uint32_t target; /* index into dp_replay_names_t */
   char probe[DP_NAME_MAX];
   uint64_t round, ops;
-  double time;      /* Unix seconds, 0 to 1e10; 0 when absent */
-  double iops;      /* 0 to 1e10; NaN: null or absent */
-  double p50, mean; /* seconds, 0 to 86400; NaN: null or absent */
-  int stalled;      /* true; false or absent: 0 */
-  uint64_t errors;  /* errors.io + errors.short */
-  int verdict;      /* a verdict line: media, model, ceiling below */
+  double time;        /* Unix seconds, 0 to 1e10; 0 when absent */
+  double iops;        /* 0 to 1e10; NaN: null or absent */
+  double bytes_per_s; /* "bytes_per_second", 0 to 1e15; NaN: null, absent */
+  double p50, mean;   /* seconds, 0 to 86400; NaN: null or absent */
+  int stalled;        /* true; false or absent: 0 */
+  uint64_t errors;    /* errors.io + errors.short */
+  int verdict;        /* a verdict line: media, model, ceiling below */
   char media[16], model[64];
   double ceiling_s; /* 0 to 86400; NaN: null or absent */
 } dp_replay_rec_t;
@@ -60,8 +62,9 @@ int dp_replay_parse_line(const char *line, size_t len, dp_replay_names_t *names,
 
 /* Appends the probe and verdict lines of f (named path in messages, lines
  * at most max bytes) to *recs (*n used of *cap; free it). 0, or -1 after
- * one line on stderr "diskprobe replay: PATH: line N: WHY". */
-int dp_replay_read(FILE *f, const char *path, size_t max,
+ * one line on stderr "diskprobe CMD: PATH: line N: WHY" (cmd: "replay",
+ * "compare"). */
+int dp_replay_read(FILE *f, const char *cmd, const char *path, size_t max,
                    dp_replay_names_t *names, dp_replay_rec_t **recs, size_t *n,
                    size_t *cap);
 

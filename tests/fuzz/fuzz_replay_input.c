@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dp_replay_rec_t *recs = NULL;
   size_t n = 0, cap = 0;
   names.n = 0;
-  int rc = dp_replay_read(f, "fuzz", max, &names, &recs, &n, &cap);
+  int rc = dp_replay_read(f, "replay", "fuzz", max, &names, &recs, &n, &cap);
   fflush(stderr);
   dup2(se, 2);
   close(se);

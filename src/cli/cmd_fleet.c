@@ -1,0 +1,484 @@
+/*
+ * cmd_fleet.c - `diskprobe fleet`: every disk of a central collectd
+ * server's RRD tree ranked against the other disks of its class, and the
+ * fail-slow detector run over each host's device-view history.
+ *
+ *   diskprobe fleet [--since 24h] [--format text|json|html] [--out FILE] DIR
+ *
+ * DIR is collectd's rrdtool plugin's DataDir (rrd_input.h: the files read).
+ * A target's disk is named by its target_device-DISK.rrd, the disk's class
+ * by HOST/diskprobe-dev-DISK/disk_info-CLASS.rrd (the newest one; the
+ * plugin's Class option, else the disk's model); a target without either
+ * is in the class "unknown". Per target and figure (randread-qd1 p50
+ * latency, randread-qd32 IOPS, seqread bytes/s) the median of the rows
+ * between now - since and now; per class the median of those over its
+ * targets; each target's slowdown against it (>1 worse, fleetstat.h) and
+ * the worst of its three; the rows worst first. "age" is the time since
+ * the newest update of the target's probe files.
+ *
+ * Fail-slow: per host, the device view's rows of the window (read and
+ * write bytes/s, I/Os per second, awaits) through the detector `diskprobe
+ * failslow` runs (its defaults scaled to the rows' step); a flagged disk is
+ * listed with the time of its first flag. The detector needs an hour or
+ * more of rows to score at all.
+ *
+ * Output: text (a table, then the fail-slow lines), json (one object:
+ * {"since_s", "now", "disks": [{"rank", "host", "target", "disk",
+ * "class", "class_targets", "worst", "age_s", "figures": {NAME: {"value",
+ * "class_median", "slowdown"}}, "failslow"}], "failslow": [{"host",
+ * "disk", "flagged", "first_flag_ts", "max_score"}]}; numbers that are not
+ * one are null), or html (one self-contained page, no external assets).
+ * --out FILE writes there instead of standard output. Exit 0, or 2 on bad
+ * usage or an unreadable tree (one line on stderr).
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "fleetstat.h"
+#include "rrd_input.h"
+#include "units.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CMD "fleet"
+
+enum { OUT_TEXT, OUT_JSON, OUT_HTML };
+
+/* What the detector found for one disk of a host. */
+typedef struct {
+  char host[256];
+  char disk[DP_FAILSLOW_NAME_MAX];
+  int64_t first; /* -1: never flagged */
+  double max_score;
+} fsres_t;
+
+typedef struct {
+  const char *root;
+  int format;
+  const char *out;
+  double since_s;
+  time_t now;
+  dp_rrdin_target_t *t;
+  size_t nt;
+  time_t *newest; /* per target */
+  dp_fleetstat_row_t *rows;
+  fsres_t *fs;
+  size_t nfs;
+} fleet_t;
+
+static const int fig_series[DP_FLEETSTAT_NFIGURES] = {
+    [DP_FLEETSTAT_QD1_P50_S] = DP_RRDIN_QD1_P50_S,
+    [DP_FLEETSTAT_QD32_IOPS] = DP_RRDIN_QD32_IOPS,
+    [DP_FLEETSTAT_SEQ_BPS] = DP_RRDIN_SEQ_BPS};
+
+/* The figures of every target, ranked. 0 or 2. */
+static int fleet_rank(fleet_t *fl) {
+  fl->rows = calloc(fl->nt + 1, sizeof(*fl->rows));
+  fl->newest = calloc(fl->nt + 1, sizeof(*fl->newest));
+  if (fl->rows == NULL || fl->newest == NULL) {
+    fprintf(stderr, "diskprobe " CMD ": out of memory\n");
+    return 2;
+  }
+  time_t start = fl->now - (time_t)fl->since_s;
+  for (size_t i = 0; i < fl->nt; i++) {
+    dp_rrdin_values_t s[DP_RRDIN_NSERIES] = {{0}};
+    int rc = dp_rrdin_target_values(CMD, &fl->t[i], start, fl->now, s,
+                                    &fl->newest[i]);
+    dp_fleetstat_row_t *r = &fl->rows[i];
+    r->id = i;
+    r->cls = fl->t[i].cls;
+    for (int f = 0; f < DP_FLEETSTAT_NFIGURES; f++) {
+      dp_rrdin_values_t *v = &s[fig_series[f]];
+      r->fig[f] = dp_fleetstat_summary(DP_FLEETSTAT_MEDIAN, v->v, v->n);
+    }
+    for (int k = 0; k < DP_RRDIN_NSERIES; k++)
+      free(s[k].v);
+    if (rc != 0)
+      return rc;
+  }
+  if (dp_fleetstat_rank(fl->rows, fl->nt) != 0) {
+    fprintf(stderr, "diskprobe " CMD ": out of memory\n");
+    return 2;
+  }
+  return 0;
+}
+
+/* Adds host's detector results to fl->fs. 0 or 2. */
+static int fleet_failslow_host(fleet_t *fl, const char *host) {
+  dp_fsinput_host_t h;
+  memset(&h, 0, sizeof(h));
+  time_t start = fl->now - (time_t)fl->since_s;
+  int rc = dp_rrdin_devview(CMD, fl->root, host, start, fl->now, &h);
+  int64_t *first = calloc(h.ndisks + 1, sizeof(*first));
+  double *maxs = calloc(h.ndisks + 1, sizeof(*maxs));
+  fsres_t *fs = realloc(fl->fs, (fl->nfs + h.ndisks + 1) * sizeof(*fs));
+  if (fs != NULL)
+    fl->fs = fs;
+  if (rc == 0 && (first == NULL || maxs == NULL || fs == NULL)) {
+    fprintf(stderr, "diskprobe " CMD ": out of memory\n");
+    rc = 2;
+  }
+  for (size_t i = 0; rc == 0 && i < h.ndisks; i++) {
+    first[i] = -1;
+    maxs[i] = NAN;
+  }
+  if (rc == 0)
+    rc = dp_cli_failslow_scan(&h, first, maxs);
+  for (size_t i = 0; rc == 0 && i < h.ndisks; i++) {
+    fsres_t *r = &fl->fs[fl->nfs++];
+    snprintf(r->host, sizeof(r->host), "%s", host);
+    snprintf(r->disk, sizeof(r->disk), "%s", h.disks[i]);
+    r->first = first[i];
+    r->max_score = maxs[i];
+  }
+  free(first);
+  free(maxs);
+  dp_fsinput_host_free(&h);
+  return rc;
+}
+
+/* The detector over every host of the tree (targets are sorted by host). */
+static int fleet_failslow(fleet_t *fl) {
+  for (size_t i = 0; i < fl->nt; i++) {
+    if (i > 0 && strcmp(fl->t[i].host, fl->t[i - 1].host) == 0)
+      continue;
+    int rc = fleet_failslow_host(fl, fl->t[i].host);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
+static const fsres_t *fs_of(const fleet_t *fl, const dp_rrdin_target_t *t) {
+  for (size_t i = 0; i < fl->nfs; i++)
+    if (strcmp(fl->fs[i].host, t->host) == 0 &&
+        strcmp(fl->fs[i].disk, t->disk) == 0)
+      return &fl->fs[i];
+  return NULL;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+/* A figure in its display unit: ms, I/O/s, MB/s. */
+static double display(int f, double v) {
+  if (f == DP_FLEETSTAT_QD1_P50_S)
+    return v * 1e3;
+  return f == DP_FLEETSTAT_SEQ_BPS ? v / 1e6 : v;
+}
+
+static const char *const fig_title[DP_FLEETSTAT_NFIGURES] = {
+    "QD1 p50 ms", "QD32 IOPS", "seq MB/s"};
+
+static double age_s(const fleet_t *fl, size_t id) {
+  return fl->newest[id] > 0 ? difftime(fl->now, fl->newest[id]) : NAN;
+}
+
+static void fmt_age(double s, char *buf, size_t len) {
+  if (!isfinite(s))
+    snprintf(buf, len, "-");
+  else if (s < 120)
+    snprintf(buf, len, "%.0fs", s);
+  else if (s < 7200)
+    snprintf(buf, len, "%.0fmin", s / 60);
+  else
+    snprintf(buf, len, "%.1fh", s / 3600);
+}
+
+static void fmt_utc(int64_t ts, char *buf, size_t len) {
+  time_t t = (time_t)ts;
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, len, "%Y-%m-%d %H:%M UTC", &tm);
+}
+
+/* "12.3 (x1.05)" or "-". */
+static void fmt_cell(const dp_fleetstat_row_t *r, int f, char *buf,
+                     size_t len) {
+  if (!isfinite(r->fig[f]))
+    snprintf(buf, len, "-");
+  else
+    snprintf(buf, len, "%.4g (x%.2f)", display(f, r->fig[f]), r->slowdown[f]);
+}
+
+/* The worst slowdown, or "-" for a target without any figure. */
+static void fmt_worst(double w, char *buf, size_t len) {
+  if (isfinite(w))
+    snprintf(buf, len, "%.2f", w);
+  else
+    snprintf(buf, len, "-");
+}
+
+static void print_text(const fleet_t *fl, FILE *o) {
+  fprintf(o, "%-4s %-12s %-12s %-8s %-16s %3s %-18s %-18s %-18s %6s %7s\n",
+          "rank", "host", "target", "disk", "class", "n", fig_title[0],
+          fig_title[1], fig_title[2], "worst", "age");
+  for (size_t i = 0; i < fl->nt; i++) {
+    const dp_fleetstat_row_t *r = &fl->rows[i];
+    const dp_rrdin_target_t *t = &fl->t[r->id];
+    char c[DP_FLEETSTAT_NFIGURES][48], age[32], worst[32];
+    for (int f = 0; f < DP_FLEETSTAT_NFIGURES; f++)
+      fmt_cell(r, f, c[f], sizeof(c[f]));
+    fmt_age(age_s(fl, r->id), age, sizeof(age));
+    fmt_worst(r->worst, worst, sizeof(worst));
+    fprintf(o, "%-4zu %-12s %-12s %-8s %-16s %3zu %-18s %-18s %-18s %6s %7s\n",
+            i + 1, t->host, t->target, t->disk[0] ? t->disk : "-", t->cls,
+            r->class_n, c[0], c[1], c[2], worst, age);
+  }
+  fprintf(o, "(x: slowdown against the class's median, >1 slower; n: "
+             "targets in the class)\n");
+  size_t flagged = 0;
+  for (size_t i = 0; i < fl->nfs; i++) {
+    const fsres_t *s = &fl->fs[i];
+    if (s->first < 0)
+      continue;
+    char when[64];
+    fmt_utc(s->first, when, sizeof(when));
+    fprintf(o, "fail-slow: %s %s flagged at %s (largest score %.2f)\n", s->host,
+            s->disk, when, s->max_score);
+    flagged++;
+  }
+  fprintf(o, "fail-slow: %zu disks of the device view checked, %zu flagged\n",
+          fl->nfs, flagged);
+}
+
+static void print_fs_json(FILE *o, const fsres_t *s) {
+  fprintf(o, "{\"host\": ");
+  dp_cli_json_str(o, s->host);
+  fprintf(o, ", \"disk\": ");
+  dp_cli_json_str(o, s->disk);
+  fprintf(o, ", \"flagged\": %s, \"first_flag_ts\": ",
+          s->first >= 0 ? "true" : "false");
+  if (s->first >= 0)
+    fprintf(o, "%lld", (long long)s->first);
+  else
+    fputs("null", o);
+  fprintf(o, ", \"max_score\": ");
+  dp_cli_json_num(o, s->max_score);
+  fputc('}', o);
+}
+
+static void print_row_json(const fleet_t *fl, FILE *o, size_t i) {
+  const dp_fleetstat_row_t *r = &fl->rows[i];
+  const dp_rrdin_target_t *t = &fl->t[r->id];
+  fprintf(o, "{\"rank\": %zu, \"host\": ", i + 1);
+  dp_cli_json_str(o, t->host);
+  fprintf(o, ", \"target\": ");
+  dp_cli_json_str(o, t->target);
+  fprintf(o, ", \"disk\": ");
+  dp_cli_json_str(o, t->disk);
+  fprintf(o, ", \"class\": ");
+  dp_cli_json_str(o, t->cls);
+  fprintf(o, ", \"class_targets\": %zu, \"worst\": ", r->class_n);
+  dp_cli_json_num(o, r->worst);
+  fprintf(o, ", \"age_s\": ");
+  dp_cli_json_num(o, age_s(fl, r->id));
+  fprintf(o, ", \"figures\": {");
+  for (int f = 0; f < DP_FLEETSTAT_NFIGURES; f++) {
+    fprintf(o, "%s\"%s\": {\"value\": ", f ? ", " : "",
+            dp_fleetstat_figure_name((dp_fleetstat_figure_t)f));
+    dp_cli_json_num(o, r->fig[f]);
+    fprintf(o, ", \"class_median\": ");
+    dp_cli_json_num(o, r->median[f]);
+    fprintf(o, ", \"slowdown\": ");
+    dp_cli_json_num(o, r->slowdown[f]);
+    fputc('}', o);
+  }
+  fprintf(o, "}, \"failslow\": ");
+  const fsres_t *s = fs_of(fl, t);
+  if (s != NULL)
+    print_fs_json(o, s);
+  else
+    fputs("null", o);
+  fputc('}', o);
+}
+
+static void print_json(const fleet_t *fl, FILE *o) {
+  fprintf(o, "{\"since_s\": %.0f, \"now\": %lld, \"disks\": [", fl->since_s,
+          (long long)fl->now);
+  for (size_t i = 0; i < fl->nt; i++) {
+    fputs(i ? ",\n  " : "\n  ", o);
+    print_row_json(fl, o, i);
+  }
+  fprintf(o, "],\n \"failslow\": [");
+  for (size_t i = 0; i < fl->nfs; i++) {
+    fputs(i ? ",\n  " : "\n  ", o);
+    print_fs_json(o, &fl->fs[i]);
+  }
+  fprintf(o, "]}\n");
+}
+
+static void html_str(FILE *o, const char *s) {
+  for (; *s; s++) {
+    switch (*s) {
+    case '<':
+      fputs("&lt;", o);
+      break;
+    case '>':
+      fputs("&gt;", o);
+      break;
+    case '&':
+      fputs("&amp;", o);
+      break;
+    case '"':
+      fputs("&quot;", o);
+      break;
+    default:
+      fputc(*s, o);
+    }
+  }
+}
+
+/* The row's colour: red from 2x its class, amber from 1.3x. */
+static const char *html_level(double worst) {
+  if (worst >= 2)
+    return "bad";
+  return worst >= 1.3 ? "warn" : "ok";
+}
+
+static void print_html_row(const fleet_t *fl, FILE *o, size_t i) {
+  const dp_fleetstat_row_t *r = &fl->rows[i];
+  const dp_rrdin_target_t *t = &fl->t[r->id];
+  const fsres_t *s = fs_of(fl, t);
+  char age[32], worst[32];
+  fmt_age(age_s(fl, r->id), age, sizeof(age));
+  fmt_worst(r->worst, worst, sizeof(worst));
+  fprintf(o, "<tr class=\"%s\"><td>%zu</td><td>", html_level(r->worst), i + 1);
+  const char *cells[] = {t->host, t->target, t->disk[0] ? t->disk : "-",
+                         t->cls};
+  for (size_t k = 0; k < 4; k++) {
+    fputs(k ? "</td><td>" : "", o);
+    html_str(o, cells[k]);
+  }
+  fprintf(o, "</td><td>%zu</td>", r->class_n);
+  for (int f = 0; f < DP_FLEETSTAT_NFIGURES; f++) {
+    char c[48];
+    fmt_cell(r, f, c, sizeof(c));
+    fprintf(o, "<td>%s</td>", c);
+  }
+  fprintf(o, "<td><b>%s</b></td><td>%s</td><td>%s</td></tr>\n", worst, age,
+          s == NULL       ? "-"
+          : s->first >= 0 ? "FLAGGED"
+                          : "no");
+}
+
+static void print_html(const fleet_t *fl, FILE *o) {
+  char when[64];
+  fmt_utc(fl->now, when, sizeof(when));
+  fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
+        "<title>diskprobe fleet</title>\n<style>\n"
+        "body{font-family:sans-serif;margin:1.5em}"
+        "table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+        "td:nth-child(-n+5){text-align:left}"
+        "tr.bad{background:#f8d0d0}tr.warn{background:#fbe8c0}\n"
+        "</style></head><body>\n<h1>diskprobe fleet: ",
+        o);
+  html_str(o, fl->root);
+  fprintf(o,
+          "</h1>\n<p><b>Window:</b> the %.1f h before %s. Every target "
+          "against the median of its class, worst first; x = slowdown, "
+          "&gt;1 slower (latency over the median, the median's IOPS and "
+          "MB/s over the disk's).</p>\n<table>\n<tr><th>rank</th><th>host"
+          "</th><th>target</th><th>disk</th><th>class</th><th>n</th>",
+          fl->since_s / 3600, when);
+  for (int f = 0; f < DP_FLEETSTAT_NFIGURES; f++)
+    fprintf(o, "<th>%s (x)</th>", fig_title[f]);
+  fputs("<th>worst</th><th>age</th><th>fail-slow</th></tr>\n", o);
+  for (size_t i = 0; i < fl->nt; i++)
+    print_html_row(fl, o, i);
+  fputs("</table>\n</body></html>\n", o);
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static int usage(FILE *f, int rc) {
+  fputs("usage: diskprobe fleet [--since 24h] [--format text|json|html] "
+        "[--out FILE] DIR\n",
+        f);
+  return rc;
+}
+
+/* Options into fl; 0 to go on, else the exit status + 1. */
+static int fleet_options(int argc, char **argv, fleet_t *fl) {
+  static const struct option opts[] = {{"since", required_argument, NULL, 's'},
+                                       {"format", required_argument, NULL, 'f'},
+                                       {"out", required_argument, NULL, 'o'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+    switch (c) {
+    case 's':
+      if (dp_cli_since(CMD, optarg, &fl->since_s) != 0)
+        return 3;
+      break;
+    case 'f':
+      if (strcmp(optarg, "html") == 0)
+        fl->format = OUT_HTML;
+      else if ((fl->format = dp_cli_format(optarg)) < 0) {
+        fprintf(stderr, "diskprobe " CMD ": --format: text, json or html\n");
+        return 3;
+      }
+      break;
+    case 'o':
+      fl->out = optarg;
+      break;
+    case 'h':
+      return usage(stdout, 0) + 1;
+    default:
+      return usage(stderr, 2) + 1;
+    }
+  }
+  if (optind != argc - 1)
+    return usage(stderr, 2) + 1;
+  fl->root = argv[optind];
+  return 0;
+}
+
+static int fleet_print(const fleet_t *fl) {
+  FILE *o = fl->out ? fopen(fl->out, "w") : stdout;
+  if (o == NULL) {
+    fprintf(stderr, "diskprobe " CMD ": %s: %s\n", fl->out, strerror(errno));
+    return 2;
+  }
+  if (fl->format == OUT_JSON)
+    print_json(fl, o);
+  else if (fl->format == OUT_HTML)
+    print_html(fl, o);
+  else
+    print_text(fl, o);
+  int bad = fl->out ? fclose(o) != 0 : fflush(o) != 0;
+  if (bad) {
+    fprintf(stderr, "diskprobe " CMD ": %s: %s\n",
+            fl->out ? fl->out : "standard output", strerror(errno));
+    return 2;
+  }
+  return 0;
+}
+
+int dp_cmd_fleet(int argc, char **argv) {
+  fleet_t fl = {.since_s = 86400, .format = OUT_TEXT};
+  int rc = fleet_options(argc, argv, &fl);
+  if (rc != 0)
+    return rc - 1;
+  fl.now = time(NULL);
+  rc = dp_rrdin_scan(CMD, fl.root, &fl.t, &fl.nt);
+  if (rc == 0)
+    rc = fleet_rank(&fl);
+  if (rc == 0)
+    rc = fleet_failslow(&fl);
+  if (rc == 0)
+    rc = fleet_print(&fl);
+  free(fl.t);
+  free(fl.rows);
+  free(fl.newest);
+  free(fl.fs);
+  return rc;
+}

@@ -1,0 +1,319 @@
+/* rrd_input.c - see rrd_input.h. */
+#define _GNU_SOURCE
+#include "rrd_input.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <rrd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PI_PREFIX "diskprobe-"
+#define DEV_PREFIX "diskprobe-dev-"
+
+static int fail(const char *cmd, const char *where, const char *what) {
+  fprintf(stderr, "diskprobe %s: %s: %s\n", cmd, where, what);
+  return 2;
+}
+
+int dp_rrdin_push(dp_rrdin_values_t *s, double x) {
+  if (s->n == s->cap) {
+    size_t nc = s->cap ? 2 * s->cap : 256;
+    double *p = realloc(s->v, nc * sizeof(*p));
+    if (p == NULL)
+      return -1;
+    s->v = p;
+    s->cap = nc;
+  }
+  s->v[s->n++] = x;
+  return 0;
+}
+
+static int is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int not_hidden(const struct dirent *d) { return d->d_name[0] != '.'; }
+
+/* The entries of dir, sorted (free each, then the list); -1 when it cannot
+ * be listed. */
+static int list(const char *dir, struct dirent ***out) {
+  return scandir(dir, out, not_hidden, versionsort);
+}
+
+static void free_list(struct dirent **v, int n) {
+  for (int i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+/* The TI of the newest PREFIX-TI.rrd file in dir into out ("" when none). */
+static void newest_instance(const char *dir, const char *prefix, char *out,
+                            size_t len) {
+  struct dirent **e;
+  int n = list(dir, &e);
+  time_t best = -1;
+  out[0] = '\0';
+  size_t pl = strlen(prefix);
+  for (int i = 0; i < n; i++) {
+    const char *name = e[i]->d_name;
+    size_t l = strlen(name);
+    if (strncmp(name, prefix, pl) != 0 || l <= pl + 4 ||
+        strcmp(name + l - 4, ".rrd") != 0)
+      continue;
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    time_t last = rrd_last_r(p);
+    rrd_clear_error();
+    if (last > best) {
+      best = last;
+      snprintf(out, len, "%.*s", (int)(l - pl - 4), name + pl);
+    }
+  }
+  if (n > 0)
+    free_list(e, n);
+}
+
+/* Adds host's targets to *out. 0 or -ENOMEM. */
+static int scan_host(const char *root, const char *host,
+                     dp_rrdin_target_t **out, size_t *n, size_t *cap) {
+  char hostdir[PATH_MAX];
+  snprintf(hostdir, sizeof(hostdir), "%s/%s", root, host);
+  struct dirent **e;
+  int ne = list(hostdir, &e);
+  int rc = 0;
+  for (int i = 0; i < ne && rc == 0; i++) {
+    const char *pi = e[i]->d_name;
+    if (strncmp(pi, PI_PREFIX, strlen(PI_PREFIX)) != 0 ||
+        strncmp(pi, DEV_PREFIX, strlen(DEV_PREFIX)) == 0)
+      continue;
+    if (*n == *cap) {
+      size_t nc = *cap ? 2 * *cap : 32;
+      dp_rrdin_target_t *p = realloc(*out, nc * sizeof(*p));
+      if (p == NULL) {
+        rc = -ENOMEM;
+        break;
+      }
+      *out = p;
+      *cap = nc;
+    }
+    dp_rrdin_target_t *t = &(*out)[*n];
+    memset(t, 0, sizeof(*t));
+    snprintf(t->dir, sizeof(t->dir), "%s/%s", hostdir, pi);
+    if (!is_dir(t->dir))
+      continue;
+    snprintf(t->host, sizeof(t->host), "%s", host);
+    snprintf(t->target, sizeof(t->target), "%s", pi + strlen(PI_PREFIX));
+    newest_instance(t->dir, "target_device-", t->disk, sizeof(t->disk));
+    if (t->disk[0] != '\0') {
+      char dev[PATH_MAX];
+      snprintf(dev, sizeof(dev), "%s/" DEV_PREFIX "%s", hostdir, t->disk);
+      newest_instance(dev, "disk_info-", t->cls, sizeof(t->cls));
+    }
+    if (t->cls[0] == '\0')
+      snprintf(t->cls, sizeof(t->cls), "unknown");
+    (*n)++;
+  }
+  if (ne > 0)
+    free_list(e, ne);
+  return rc;
+}
+
+int dp_rrdin_scan(const char *cmd, const char *root, dp_rrdin_target_t **out,
+                  size_t *n) {
+  *out = NULL;
+  *n = 0;
+  struct dirent **e;
+  int ne = list(root, &e);
+  if (ne < 0)
+    return fail(cmd, root, strerror(errno));
+  size_t cap = 0;
+  int rc = 0;
+  for (int i = 0; i < ne && rc == 0; i++) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/%s", root, e[i]->d_name);
+    if (is_dir(p) && scan_host(root, e[i]->d_name, out, n, &cap) != 0)
+      rc = fail(cmd, root, "out of memory");
+  }
+  free_list(e, ne);
+  if (rc == 0 && *n == 0)
+    rc = fail(cmd, root,
+              "no diskprobe targets (want HOST/diskprobe-TARGET/*.rrd: "
+              "collectd's rrdtool plugin's DataDir)");
+  if (rc != 0) {
+    free(*out);
+    *out = NULL;
+    *n = 0;
+  }
+  return rc;
+}
+
+/* One fetched file: rows of ds_cnt values from start (exclusive) by step. */
+typedef struct {
+  time_t start, end;
+  unsigned long step, nds;
+  char **names;
+  rrd_value_t *data;
+  size_t rows;
+} fetch_t;
+
+static void fetch_free(fetch_t *f) {
+  for (unsigned long i = 0; i < f->nds; i++)
+    rrd_freemem(f->names[i]);
+  rrd_freemem(f->names);
+  rrd_freemem(f->data);
+  memset(f, 0, sizeof(*f));
+}
+
+/* Fetches path's AVERAGE rows between start and end. 1 when read, 0 when
+ * the file does not exist, 2 after one line. */
+static int fetch(const char *cmd, const char *path, time_t start, time_t end,
+                 fetch_t *f) {
+  memset(f, 0, sizeof(*f));
+  if (access(path, F_OK) != 0)
+    return 0;
+  f->start = start;
+  f->end = end;
+  f->step = 1; /* the finest archive that covers the window */
+  rrd_clear_error();
+  if (rrd_fetch_r(path, "AVERAGE", &f->start, &f->end, &f->step, &f->nds,
+                  &f->names, &f->data) != 0) {
+    int rc = fail(cmd, path, rrd_get_error());
+    rrd_clear_error();
+    memset(f, 0, sizeof(*f));
+    return rc;
+  }
+  f->rows = f->step ? (size_t)((f->end - f->start) / (time_t)f->step) : 0;
+  return 1;
+}
+
+/* The data source named ds of f; -1 when it has none. */
+static long ds_index(const fetch_t *f, const char *ds) {
+  for (unsigned long i = 0; i < f->nds; i++)
+    if (strcmp(f->names[i], ds) == 0)
+      return (long)i;
+  return -1;
+}
+
+/* Appends the finite positive rows of file/ds to s; *newest: the file's last
+ * update when later. 0 or 2. */
+static int append_series(const char *cmd, const char *dir, const char *file,
+                         const char *ds, time_t start, time_t end,
+                         dp_rrdin_values_t *s, time_t *newest) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof(path), "%s/%s", dir, file);
+  fetch_t f;
+  int rc = fetch(cmd, path, start, end, &f);
+  if (rc != 1)
+    return rc;
+  long k = ds_index(&f, ds);
+  rc = 0;
+  if (k < 0)
+    rc = fail(cmd, path, "no such data source (not written by diskprobe?)");
+  for (size_t r = 0; k >= 0 && r < f.rows && rc == 0; r++) {
+    double v = f.data[r * f.nds + (size_t)k];
+    /* 0: nothing completed in the probe (skipped on a crawling disk) */
+    if (isfinite(v) && v > 0 && dp_rrdin_push(s, v) != 0)
+      rc = fail(cmd, path, "out of memory");
+  }
+  fetch_free(&f);
+  time_t last = rrd_last_r(path);
+  rrd_clear_error();
+  if (last > *newest)
+    *newest = last;
+  return rc;
+}
+
+int dp_rrdin_target_values(const char *cmd, const dp_rrdin_target_t *t,
+                           time_t start, time_t end,
+                           dp_rrdin_values_t s[DP_RRDIN_NSERIES],
+                           time_t *newest) {
+  static const struct {
+    const char *file, *ds;
+  } src[DP_RRDIN_NSERIES] = {
+      [DP_RRDIN_QD1_P50_S] = {"probe_latency-randread-qd1.rrd", "p50"},
+      [DP_RRDIN_QD1_MEAN_S] = {"probe_latency-randread-qd1.rrd", "mean"},
+      [DP_RRDIN_QD1_IOPS] = {"operations_per_second-randread-qd1.rrd", "value"},
+      [DP_RRDIN_QD32_IOPS] = {"operations_per_second-randread-qd32.rrd",
+                              "value"},
+      [DP_RRDIN_SEQ_BPS] = {"bytes_per_second-seqread.rrd", "value"},
+  };
+  *newest = 0;
+  for (int i = 0; i < DP_RRDIN_NSERIES; i++) {
+    int rc = append_series(cmd, t->dir, src[i].file, src[i].ds, start, end,
+                           &s[i], newest);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
+/* One disk's device view into h. 0 or 2. */
+static int devview_disk(const char *cmd, const char *dir, const char *disk,
+                        time_t start, time_t end, dp_fsinput_host_t *h) {
+  fetch_t f[DP_FSINPUT_NFIELDS];
+  long k[DP_FSINPUT_NFIELDS];
+  int rc = 0, ref = -1;
+  size_t rows = 0;
+  for (int i = 0; i < DP_FSINPUT_NFIELDS; i++) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s.rrd", dir, dp_fsinput_series[i]);
+    int r = rc == 0 ? fetch(cmd, path, start, end, &f[i]) : 0;
+    if (r == 2)
+      rc = 2;
+    if (r != 1)
+      memset(&f[i], 0, sizeof(f[i]));
+    k[i] = r == 1 ? ds_index(&f[i], "value") : -1;
+    /* the six files share collectd's step; one that does not is left out */
+    if (k[i] >= 0 && ref < 0) {
+      ref = i;
+      rows = f[i].rows;
+    } else if (k[i] >= 0 &&
+               (f[i].step != f[ref].step || f[i].start != f[ref].start)) {
+      k[i] = -1;
+    }
+  }
+  for (size_t r = 0; r < rows && rc == 0; r++) {
+    double v[DP_FSINPUT_NFIELDS];
+    for (int i = 0; i < DP_FSINPUT_NFIELDS; i++)
+      v[i] = k[i] >= 0 && r < f[i].rows ? f[i].data[r * f[i].nds + (size_t)k[i]]
+                                        : NAN;
+    double t = (double)f[ref].start + (double)((r + 1) * f[ref].step);
+    int e = dp_fsinput_add_sample(h, disk, t, v);
+    if (e != 0)
+      rc = fail(cmd, dir, e == -E2BIG ? "too many disks" : "out of memory");
+  }
+  for (int i = 0; i < DP_FSINPUT_NFIELDS; i++)
+    if (f[i].names != NULL)
+      fetch_free(&f[i]);
+  return rc;
+}
+
+int dp_rrdin_devview(const char *cmd, const char *root, const char *host,
+                     time_t start, time_t end, dp_fsinput_host_t *h) {
+  char hostdir[PATH_MAX];
+  snprintf(hostdir, sizeof(hostdir), "%s/%s", root, host);
+  snprintf(h->name, sizeof(h->name), "%s", host);
+  struct dirent **e;
+  int ne = list(hostdir, &e);
+  if (ne < 0)
+    return fail(cmd, hostdir, strerror(errno));
+  int rc = 0;
+  for (int i = 0; i < ne && rc == 0; i++) {
+    const char *name = e[i]->d_name;
+    if (strncmp(name, DEV_PREFIX, strlen(DEV_PREFIX)) != 0 ||
+        !dp_fsinput_whole_disk(name + strlen(DEV_PREFIX)))
+      continue;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/%s", hostdir, name);
+    if (is_dir(dir))
+      rc = devview_disk(cmd, dir, name + strlen(DEV_PREFIX), start, end, h);
+  }
+  free_list(e, ne);
+  return rc;
+}
