@@ -173,6 +173,7 @@ dp_monitor_obs_t dp_monitor_obs(size_t probe, uint64_t ops, int stalled,
   /* a probe that did no I/O and neither stalled nor failed was skipped
    * (a disk too slow for it): not measured, rather than infinitely slow */
   dp_monitor_obs_t o = {.probe = probe,
+                        .p99_s = NAN,
                         .p50_s = p50_s,
                         .mean_s = mean_s,
                         .iops = ops > 0 || stalled || errors > 0 ? iops : NAN,
@@ -226,8 +227,11 @@ int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
                     dp_health_verdict_t *out) {
   dp_health_verdict_t v;
   if (i >= m->ntargets ||
-      !dp_health_feed(m->health, i, o->probe, o->p50_s, o->mean_s, o->iops,
-                      o->stalled, o->errors, o->nospace, o->last_in_round, &v))
+      !dp_health_feed(m->health, i, o->probe,
+                      &(dp_health_obs_t){o->p50_s, o->mean_s, o->iops,
+                                         o->stalled, o->errors, o->nospace,
+                                         o->p99_s},
+                      o->last_in_round, &v))
     return 0;
   emit_verdict_values(m, i, &v, wall_ns, interval_ns);
   char words[800], device[64];
@@ -476,6 +480,7 @@ size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
         s->probe, r->ops, r->stalled, r->iops, r->lat_p50_s, r->lat_mean_s,
         r->err_io + r->err_short, s->last_in_round);
     o.nospace = r->err_nospace;
+    o.p99_s = r->lat_p99_s;
     dp_monitor_feed(m, s->target, &o, s->round, tm, s->interval_ns, NULL);
   }
   return n;
