@@ -47,9 +47,10 @@ void dp_health_conf_init(dp_health_conf_t *c) {
   c->ceiling_rounds = 3;
   c->peer_rounds = 3;
   c->clear_rounds = 3;
-  c->cap_warn = 1.75;
+  c->cap_warn = 2.0;
+  c->cap_warn_seq = 1.75;
   c->cap_fail = 8.0;
-  c->cap_n = 5;
+  c->cap_n = 7;
   c->tail_warn = 3.5;
   c->tail_n = TAIL_N;
   c->inter_k = 3;
@@ -66,7 +67,7 @@ int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
       !(c->fail >= c->warn_fast) || c->ceiling_rounds == 0 ||
       c->ceiling_rounds > HIST_N || c->clear_rounds == 0 ||
       c->clear_rounds > HIST_N || c->peer_rounds == 0 || !(c->peer_ratio > 1) ||
-      !(c->burst_scale >= 1) || !(c->cap_warn > 1) ||
+      !(c->burst_scale >= 1) || !(c->cap_warn > 1) || !(c->cap_warn_seq > 1) ||
       !(c->cap_fail >= c->cap_warn) || c->cap_n < 3 || c->cap_n > HIST_N ||
       !(c->tail_warn > 1) || c->tail_n < 3 || c->tail_n > TAIL_N ||
       c->inter_k < 2 || c->inter_k > HIST_N)
@@ -131,7 +132,7 @@ int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
   t->last_p50 = NAN;
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
     for (size_t j = 0; j < HIST_N; j++)
-      t->cap_hist[k][j] = t->craw_hist[k][j] = t->ps_hist[k][j] = NAN;
+      t->craw_hist[k][j] = t->ps_hist[k][j] = NAN;
   for (size_t j = 0; j < TAIL_N; j++)
     t->tail_hist[j] = NAN;
   t->set = 1;
@@ -468,6 +469,12 @@ static int hold(int was, double x, double on) {
   return was ? x >= on / 1.3 : x >= on;
 }
 
+/* The capacity rule's level for a probe: a sequential probe's IOPS are
+ * steadier than a deep random probe's (recorded noise: see health.h). */
+static double cap_level(const dp_health_conf_t *c, const probe_t *p) {
+  return strncmp(p->key, "seq", 3) == 0 ? c->cap_warn_seq : c->cap_warn;
+}
+
 /* The per-probe rules (armed only): capacity, tail, intermittent. */
 static void round_probe_rules(const dp_health_t *h, target_t *t,
                               const round_ratios_t *r, dp_health_verdict_t *v) {
@@ -476,27 +483,27 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
     return;
   /* capacity: each probe but the first against the first's loss, so a
    * whole-disk slowdown is the latency rules' to judge */
-  double c0 = r->c[0], ref = c0 > 1 ? c0 : 1;
   if (t->nprobe_hist < HIST_N)
     t->nprobe_hist++;
-  double worst = NAN, worst_raw = NAN;
-  for (size_t k = 0; k < t->nprobes; k++) {
-    double rel = k > 0 && r->c[k] == r->c[k] && c0 == c0 ? r->c[k] / ref : NAN;
-    push_n(t->cap_hist[k], HIST_N, rel);
-    push_n(t->craw_hist[k], HIST_N, k > 0 ? r->c[k] : NAN);
-    v->capacity[k] = hist_median(t->cap_hist[k], t->nprobe_hist, c->cap_n, 3);
+  double worst = NAN, worst_raw = NAN; /* worst: median / its level */
+  unsigned need = c->cap_n / 2 + 1;
+  for (size_t k = 0; k < t->nprobes; k++)
+    push_n(t->craw_hist[k], HIST_N, r->c[k]);
+  double c0 = hist_median(t->craw_hist[0], t->nprobe_hist, c->cap_n, need);
+  double ref = c0 > 1 ? c0 : 1;
+  for (size_t k = 1; k < t->nprobes; k++) {
     v->capacity_raw[k] =
-        hist_median(t->craw_hist[k], t->nprobe_hist, c->cap_n, 3);
-    if (v->capacity[k] > worst || !(worst == worst)) {
-      if (v->capacity[k] == v->capacity[k]) {
-        worst = v->capacity[k];
-        v->capacity_probe = k;
-      }
+        hist_median(t->craw_hist[k], t->nprobe_hist, c->cap_n, need);
+    v->capacity[k] = c0 == c0 ? v->capacity_raw[k] / ref : NAN;
+    double norm = v->capacity[k] / cap_level(c, &t->probes[k]);
+    if (norm == norm && (norm > worst || !(worst == worst))) {
+      worst = norm;
+      v->capacity_probe = k;
     }
     if (v->capacity_raw[k] > worst_raw || !(worst_raw == worst_raw))
       worst_raw = v->capacity_raw[k];
   }
-  t->cap_on = hold(t->cap_on, worst, c->cap_warn);
+  t->cap_on = hold(t->cap_on, worst, 1.0);
   t->cap_fail_on = hold(t->cap_fail_on, worst_raw, c->cap_fail);
   /* tail: the smallest of the probes' tail ratios (the whole disk's) */
   double tail = INFINITY;
@@ -616,7 +623,8 @@ static void round_learn(const dp_health_t *h, target_t *t,
         r->b[0] >= 2.0)
       return;
     for (size_t k = 0; k < t->nprobes; k++)
-      if (v->probe_slowdown[k] >= c->warn || v->capacity[k] >= c->cap_warn)
+      if (v->probe_slowdown[k] >= c->warn ||
+          v->capacity[k] >= cap_level(c, &t->probes[k]))
         return;
   }
   for (size_t k = 0; k < t->nprobes; k++)
@@ -811,7 +819,8 @@ static void describe_what(const dp_health_t *h, const target_t *t,
                "(IOPS %.0f vs %.0f; median of %u rounds, threshold %gx): "
                "lost parallelism or bandwidth, not latency",
                lvl, t->probes[q].name, v->capacity[q], t->probes[0].name,
-               v->iops[q], v->base_iops[q], c->cap_n, c->cap_warn);
+               v->iops[q], v->base_iops[q], c->cap_n,
+               cap_level(c, &t->probes[q]));
     return;
   }
   case DP_RULE_TAIL:

@@ -46,8 +46,7 @@ typedef struct {
   double failslow_score;
   size_t failslow_peers;
   /* per-probe rules, newest at [0]; NaN: not measured */
-  double cap_hist[DP_HEALTH_PROBES_MAX][HIST_N];  /* capacity vs the first */
-  double craw_hist[DP_HEALTH_PROBES_MAX][HIST_N]; /* capacity, raw */
+  double craw_hist[DP_HEALTH_PROBES_MAX][HIST_N]; /* capacity loss c */
   double ps_hist[DP_HEALTH_PROBES_MAX][HIST_N];   /* probe slowdown */
   unsigned nprobe_hist;
   double tail_hist[TAIL_N];

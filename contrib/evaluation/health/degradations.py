@@ -68,7 +68,7 @@ CASES = (
     ("disk 2x", every_probe(2.0), 10),
     ("qd32 /10", probe_only("randread-qd32", 10.0), 5),
     ("qd32 /3", probe_only("randread-qd32", 3.0), 5),
-    ("seq /2", probe_only("seqread", 2.0), 10),
+    ("seq /2", probe_only("seqread", 2.0), 15),
     ("p99 x5", tail(5.0), 15),
     ("every 3rd 10x", intermittent(10.0, 3), 10),
 )
