@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define RESOLVE_DEPTH_MAX 8
@@ -325,4 +327,230 @@ int dp_blockdev_info(const char *sysroot, const char *disk,
   if (dp_blockdev_attr_u64(sysroot, disk, "queue/rotational", &v) == 0)
     out->rotational = v > 0;
   return 0;
+}
+
+/* ---- a path's filesystem without a block device of its own ---------------
+ */
+
+#define MOUNT_DEPTH_MAX 4 /* overlay upperdir on overlay ... */
+
+/* Undoes mountinfo's octal escapes (\040 a space, \054 a comma ...) in
+ * place. */
+static void unescape(char *s) {
+  char *o = s;
+  for (const char *p = s; *p; p++) {
+    if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' &&
+        p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
+      *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+      p += 3;
+    } else {
+      *o++ = *p;
+    }
+  }
+  *o = '\0';
+}
+
+/* The mount of a mountinfo file that holds `path`: the longest mount point
+ * that is path or a parent of it (the last such line: a later mount on the
+ * same point hides the earlier). */
+typedef struct {
+  char point[PATH_MAX];
+  char fstype[32];
+  char source[PATH_MAX];
+  char upper[PATH_MAX];  /* overlay: its upperdir, "" if none */
+  unsigned major, minor; /* st_dev of its root */
+} mount_t;
+
+/* 1 if mount point mp holds path. */
+static int holds(const char *mp, const char *path) {
+  size_t n = strlen(mp);
+  if (strcmp(mp, "/") == 0)
+    return path[0] == '/';
+  return strncmp(path, mp, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* The value of option `key` ("upperdir") in a comma-separated option list
+ * (commas in values are escaped as \054), unescaped. */
+static int mount_opt(const char *opts, const char *key, char *buf, size_t len) {
+  size_t kl = strlen(key);
+  for (const char *p = opts; *p;) {
+    const char *end = strchr(p, ',');
+    size_t l = end ? (size_t)(end - p) : strlen(p);
+    if (l > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
+      if (l - kl - 1 >= len)
+        return -ENAMETOOLONG;
+      memcpy(buf, p + kl + 1, l - kl - 1);
+      buf[l - kl - 1] = '\0';
+      unescape(buf);
+      return 0;
+    }
+    p += l + (end != NULL);
+  }
+  return -ENOENT;
+}
+
+/* Splits one mountinfo line into m if its mount point holds path: 1, else
+ * 0 (another mount, or a line that does not parse). */
+static int mount_line(char *line, const char *path, mount_t *m) {
+  char *tok[64], *save = NULL;
+  size_t n = 0;
+  for (char *p = strtok_r(line, " \n", &save); p && n < 64;
+       p = strtok_r(NULL, " \n", &save))
+    tok[n++] = p;
+  size_t sep = 6; /* "-" after the optional fields */
+  while (sep < n && strcmp(tok[sep], "-") != 0)
+    sep++;
+  if (n < 5 || sep + 2 >= n)
+    return 0;
+  unescape(tok[4]);
+  if (!holds(tok[4], path) || parse_devnum(tok[2], &m->major, &m->minor) < 0)
+    return 0;
+  snprintf(m->point, sizeof(m->point), "%s", tok[4]);
+  snprintf(m->fstype, sizeof(m->fstype), "%s", tok[sep + 1]);
+  snprintf(m->source, sizeof(m->source), "%s", tok[sep + 2]);
+  unescape(m->source);
+  m->upper[0] = '\0';
+  if (sep + 3 < n &&
+      mount_opt(tok[sep + 3], "upperdir", m->upper, sizeof(m->upper)) < 0)
+    m->upper[0] = '\0';
+  return 1;
+}
+
+static int find_mount(const char *mountinfo, const char *path, mount_t *out) {
+  FILE *f = fopen(mountinfo, "re");
+  if (f == NULL)
+    return -errno;
+  char *line = NULL;
+  size_t cap = 0;
+  int found = 0;
+  mount_t *m = malloc(sizeof(*m));
+  if (m == NULL) {
+    fclose(f);
+    return -ENOMEM;
+  }
+  while (getline(&line, &cap, f) > 0)
+    if (mount_line(line, path, m) &&
+        (!found || strlen(m->point) >= strlen(out->point))) {
+      *out = *m;
+      found = 1;
+    }
+  free(m);
+  free(line);
+  fclose(f);
+  return found ? 0 : -ENOENT;
+}
+
+/* SYSROOT/class/block/NAME/dev as a number. */
+static int class_devnum(const char *sysroot, const char *name, unsigned *maj,
+                        unsigned *min) {
+  char dir[PATH_MAX];
+  int n = snprintf(dir, sizeof(dir), "%s/class/block/%s", sysroot, name);
+  if (n < 0 || (size_t)n >= sizeof(dir))
+    return -ENAMETOOLONG;
+  return read_devnum(dir, maj, min);
+}
+
+static int cmp_name(const void *a, const void *b) {
+  return strcmp((const char *)a, (const char *)b);
+}
+
+/* The devices of the btrfs filesystem that `source` (the mount's source, a
+ * device node) belongs to, from SYSROOT/fs/btrfs/FSID/devices/: sorted by
+ * name into names[max][NAME_MAX]; how many, or -ENODEV. */
+#define BTRFS_MEMBERS_MAX 16
+static int btrfs_members(const char *sysroot, const char *source,
+                         char (*names)[DP_BLOCKDEV_NAME_MAX]) {
+  char base[DP_BLOCKDEV_NAME_MAX], p[PATH_MAX];
+  base_of(source, base, sizeof(base));
+  struct stat st;
+  unsigned smaj = 0, smin = 0, maj, min;
+  int by_number = stat(source, &st) == 0 && S_ISBLK(st.st_mode);
+  if (by_number) {
+    smaj = major(st.st_rdev);
+    smin = minor(st.st_rdev);
+  }
+  if (snprintf(p, sizeof(p), "%s/fs/btrfs", sysroot) >= (int)sizeof(p))
+    return -ENAMETOOLONG;
+  DIR *fs = opendir(p);
+  if (fs == NULL)
+    return -ENODEV;
+  int found = -ENODEV;
+  struct dirent *fe;
+  while (found < 0 && (fe = readdir(fs)) != NULL) {
+    char devs[PATH_MAX];
+    if (fe->d_name[0] == '.' || snprintf(devs, sizeof(devs), "%s/%s/devices", p,
+                                         fe->d_name) >= (int)sizeof(devs))
+      continue;
+    DIR *d = opendir(devs);
+    if (d == NULL)
+      continue;
+    int n = 0, ours = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && n < BTRFS_MEMBERS_MAX) {
+      if (de->d_name[0] == '.' || strlen(de->d_name) >= DP_BLOCKDEV_NAME_MAX)
+        continue;
+      snprintf(names[n++], DP_BLOCKDEV_NAME_MAX, "%s", de->d_name);
+      ours |=
+          strcmp(de->d_name, base) == 0 ||
+          (by_number && class_devnum(sysroot, de->d_name, &maj, &min) == 0 &&
+           maj == smaj && min == smin);
+    }
+    closedir(d);
+    if (ours && n > 0) {
+      qsort(names, (size_t)n, sizeof(names[0]), cmp_name);
+      found = n;
+    }
+  }
+  closedir(fs);
+  return found;
+}
+
+static int resolve_mount(const char *sysroot, const char *mountinfo,
+                         const char *path, dp_blockdev_t *out, char *members,
+                         size_t mlen, int depth) {
+  mount_t *m = malloc(sizeof(*m));
+  if (m == NULL)
+    return -ENOMEM;
+  int rc = find_mount(mountinfo, path, m);
+  if (rc == 0 && strcmp(m->fstype, "overlay") == 0) {
+    /* the probe file is written, so it lives in the upper layer */
+    rc = depth >= MOUNT_DEPTH_MAX ? -ELOOP
+         : m->upper[0] == '\0'
+             ? -ENODEV /* a read-only overlay: nothing to write to */
+             : resolve_mount(sysroot, mountinfo, m->upper, out, members, mlen,
+                             depth + 1);
+  } else if (rc == 0 && strcmp(m->fstype, "btrfs") == 0) {
+    char names[BTRFS_MEMBERS_MAX][DP_BLOCKDEV_NAME_MAX];
+    unsigned maj, min;
+    int n = btrfs_members(sysroot, m->source, names);
+    rc = n < 0 ? n : class_devnum(sysroot, names[0], &maj, &min);
+    if (rc == 0)
+      rc = resolve_depth(sysroot, maj, min, out, 0);
+    /* the first by name is probed; the others are named */
+    for (int i = 0; rc == 0 && i < n && members != NULL && n > 1; i++) {
+      size_t used = strlen(members);
+      snprintf(members + used, mlen - used, "%s%s", i ? " " : "", names[i]);
+    }
+  } else if (rc == 0) {
+    /* another filesystem (an overlay's upper layer on ext4): its number */
+    rc = resolve_depth(sysroot, m->major, m->minor, out, 0);
+  }
+  free(m);
+  return rc == -ENOENT ? -ENODEV : rc;
+}
+
+int dp_blockdev_resolve_mount_at(const char *sysroot, const char *mountinfo,
+                                 const char *path, dp_blockdev_t *out,
+                                 char *members, size_t mlen) {
+  if (members != NULL && mlen > 0)
+    members[0] = '\0';
+  int rc = resolve_mount(root_of(sysroot),
+                         mountinfo ? mountinfo : DP_MOUNTINFO_DEFAULT, path,
+                         out, members, mlen, 0);
+  if (rc < 0) {
+    dp_blockdev_unknown(out, 0, 0);
+    if (members != NULL && mlen > 0)
+      members[0] = '\0';
+  }
+  return rc;
 }

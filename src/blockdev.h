@@ -1,7 +1,8 @@
 /*
  * blockdev.h - everything diskprobe knows about a block device, read from
  * one sysfs tree: which disk a device number is on, and what that disk is.
- * The one place that reads /sys.
+ * The one place that reads /sys (and, for filesystems without a block
+ * device of their own, the mount table: dp_blockdev_resolve_mount_at).
  *
  * Sysroot: every function takes the sysfs root, DP_SYSROOT_DEFAULT on a
  * live system, a fixture tree written by a test otherwise; NULL means
@@ -93,10 +94,40 @@ void dp_blockdev_unknown(dp_blockdev_t *out, unsigned major, unsigned minor);
  * several disks is counted as on its first one.) A disk whose `dev` is
  * unreadable keeps major:minor as its number.
  * -ENODEV if the device is not a block device known to sysfs (e.g. btrfs
- * and overlayfs anonymous devices); *out is then dp_blockdev_unknown's.
+ * and overlayfs anonymous devices: see dp_blockdev_resolve_mount_at); *out
+ * is then dp_blockdev_unknown's.
  */
 int dp_blockdev_resolve_at(const char *sysroot, unsigned major, unsigned minor,
                            dp_blockdev_t *out);
+
+/* Where the mount table of a live system is read from. */
+#define DP_MOUNTINFO_DEFAULT "/proc/self/mountinfo"
+#define DP_BLOCKDEV_MEMBERS_MAX 256 /* "sda2 sdb2 ...", see below */
+
+/*
+ * The disk under `path` when its filesystem has no block device of its own
+ * (st_dev an anonymous 0:N, which dp_blockdev_resolve_at answers -ENODEV):
+ * the mount that holds path in MOUNTINFO (NULL: DP_MOUNTINFO_DEFAULT; the
+ * longest mount point that is path or a parent of it, the last such line),
+ *   btrfs     the devices of its filesystem, SYSROOT/fs/btrfs/FSID/devices/,
+ *             FSID the one that lists the mount's source device (by name,
+ *             or by number where the source is a block device node here).
+ *             More than one (a multi-device btrfs): the first by name is
+ *             resolved -- the worker's disk, as for a striped dm device --
+ *             and all of them are written, space-separated, into
+ *             `members` (mlen bytes; NULL allowed); "" for one device;
+ *   overlay   its upperdir's mount, resolved the same way (the probe file
+ *             is written, so it lives in the upper layer; at most 4
+ *             levels); an overlay without upperdir is read-only: -ENODEV;
+ * then resolved as dp_blockdev_resolve_at does (partition, dm/md below).
+ * `path` must be absolute with no symlink in it (realpath). 0; -ENODEV for
+ * another filesystem or one whose devices sysfs does not list, or no
+ * MOUNTINFO; -ELOOP; -errno reading MOUNTINFO. On failure *out is
+ * dp_blockdev_unknown(0:0).
+ */
+int dp_blockdev_resolve_mount_at(const char *sysroot, const char *mountinfo,
+                                 const char *path, dp_blockdev_t *out,
+                                 char *members, size_t mlen);
 
 /*
  * 1 if NAME is a whole disk not stacked on others: SYSROOT/block/NAME/size

@@ -1,6 +1,7 @@
 /* events.c - see events.h. */
 #include "events.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
@@ -20,6 +21,19 @@ static const char *dur(uint64_t ns, char *buf, size_t len) {
   return buf;
 }
 
+/* Appends sentence s to buf: the first as it is, later ones after a space
+ * and with a capital. */
+static void sentence(char *buf, size_t len, const char *s) {
+  size_t n = strlen(buf);
+  if (n > 0 && n + 1 < len) {
+    buf[n++] = ' ';
+    buf[n] = '\0';
+  }
+  snprintf(buf + n, len - n, "%s", s);
+  if (n > 0 && n < len)
+    buf[n] = (char)toupper((unsigned char)buf[n]);
+}
+
 int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
   const char *tn = ev->target_name, *path = ev->path;
   char d1[32], d2[32], d3[32];
@@ -28,21 +42,41 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
     snprintf(buf, len, "worker for disk %s probes %zu target(s).", ev->disk,
              ev->ntargets);
     return LOG_INFO;
-  case DP_SCHED_OPENED:
-    if (!ev->laid_out)
+  case DP_SCHED_OPENED: {
+    if (!ev->laid_out && !ev->no_extent_map && ev->members == NULL)
       return -1;
+    char body[768] = "", part[320], resumed[96] = "";
     if (ev->resumed_bytes > 0)
-      snprintf(buf, len,
-               "target \"%s\": laid out probe file %s (%llu bytes, resuming "
-               "an interrupted layout at %llu bytes) on device %s.",
-               tn, path, (unsigned long long)ev->size_bytes,
-               (unsigned long long)ev->resumed_bytes, ev->device);
-    else
-      snprintf(buf, len,
-               "target \"%s\": laid out probe file %s (%llu bytes) on device "
-               "%s.",
-               tn, path, (unsigned long long)ev->size_bytes, ev->device);
+      snprintf(resumed, sizeof(resumed),
+               ", resuming an interrupted layout at %llu bytes",
+               (unsigned long long)ev->resumed_bytes);
+    if (ev->laid_out) {
+      snprintf(part, sizeof(part),
+               "laid out probe file %s (%llu bytes%s) on device %s.", path,
+               (unsigned long long)ev->size_bytes, resumed, ev->device);
+      sentence(body, sizeof(body), part);
+    }
+    if (ev->members != NULL) {
+      snprintf(part, sizeof(part),
+               "its btrfs spans devices %s: probed as on %s (disk %s), the "
+               "first; its reads may land on any of them.",
+               ev->members, ev->device, ev->disk);
+      sentence(body, sizeof(body), part);
+    }
+    if (ev->no_extent_map)
+      sentence(body, sizeof(body),
+               "its filesystem has no extent map (FIEMAP): each round "
+               "checks the probe file's header, size and blocks only, so "
+               "unwritten extents under an intact header go unseen.");
+    snprintf(buf, len, "target \"%s\": %s", tn, body);
     return LOG_INFO;
+  }
+  case DP_SCHED_DISCARDED:
+    snprintf(buf, len,
+             "target \"%s\": %s; this round's figures are discarded (not "
+             "a measurement).",
+             tn, ev->msg);
+    return LOG_WARNING;
   case DP_SCHED_OPEN_FAILED:
     snprintf(buf, len, "target \"%s\" (%s): %s", tn, path, ev->msg);
     return LOG_ERR;

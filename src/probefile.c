@@ -84,6 +84,53 @@ static int write_header(int fd, uint64_t size, uint32_t hdr, int complete,
   return rc;
 }
 
+int dp_probefile_extents(int fd, uint64_t size, char *why, size_t whylen) {
+  enum { N = 64 };
+  size_t sz = sizeof(struct fiemap) + N * sizeof(struct fiemap_extent);
+  struct fiemap *fm = calloc(1, sz);
+  if (fm == NULL)
+    return -ENOMEM;
+  uint64_t start = 0; /* every byte below it is mapped and written */
+  int rc = 0;
+  while (start < size && rc == 0) {
+    memset(fm, 0, sz);
+    fm->fm_start = start;
+    fm->fm_length = size - start;
+    fm->fm_flags = FIEMAP_FLAG_SYNC;
+    fm->fm_extent_count = N;
+    if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0) {
+      rc = -EOPNOTSUPP; /* tmpfs, NFS, some FUSE: no extent map to read */
+      break;
+    }
+    if (fm->fm_mapped_extents == 0) {
+      snprintf(why, whylen, "hole at offset %llu", (unsigned long long)start);
+      rc = -ENODATA;
+    }
+    for (unsigned i = 0; i < fm->fm_mapped_extents && rc == 0; i++) {
+      const struct fiemap_extent *x = &fm->fm_extents[i];
+      if (x->fe_logical > start) {
+        snprintf(why, whylen, "hole at offset %llu", (unsigned long long)start);
+        rc = -ENODATA;
+      } else if (x->fe_flags &
+                 (FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC |
+                  FIEMAP_EXTENT_UNKNOWN)) {
+        snprintf(why, whylen, "unwritten extent at offset %llu",
+                 (unsigned long long)(x->fe_logical > start ? x->fe_logical
+                                                            : start));
+        rc = -ENODATA;
+      } else if (x->fe_logical + x->fe_length > start) {
+        start = x->fe_logical + x->fe_length;
+      }
+      if (rc == 0 && (x->fe_flags & FIEMAP_EXTENT_LAST) && start < size) {
+        snprintf(why, whylen, "hole at offset %llu", (unsigned long long)start);
+        rc = -ENODATA;
+      }
+    }
+  }
+  free(fm);
+  return rc;
+}
+
 int dp_probefile_allocated(int fd, uint64_t size, char *why, size_t whylen) {
   struct stat st;
   if (fstat(fd, &st) < 0)
@@ -98,39 +145,49 @@ int dp_probefile_allocated(int fd, uint64_t size, char *why, size_t whylen) {
     snprintf(why, whylen, "hole at offset %lld", (long long)hole);
     return -ENODATA;
   }
-  enum { N = 64 };
-  size_t sz = sizeof(struct fiemap) + N * sizeof(struct fiemap_extent);
-  struct fiemap *fm = calloc(1, sz);
-  if (fm == NULL)
+  int rc = dp_probefile_extents(fd, size, why, whylen);
+  /* no FIEMAP here (e.g. tmpfs): st_blocks and SEEK_HOLE stand */
+  return rc == -EOPNOTSUPP ? 0 : rc;
+}
+
+/* 1 if all `n` bytes at p are zero. */
+static int all_zero(const unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != 0)
+      return 0;
+  return 1;
+}
+
+int dp_probefile_header_verify(int fd, uint64_t size, uint64_t data_offset,
+                               char *why, size_t whylen) {
+  if (data_offset < sizeof(probe_header_t) || data_offset > (1u << 20))
+    return -EINVAL;
+  size_t len = (size_t)data_offset;
+  void *buf = NULL;
+  if (posix_memalign(&buf, len, len) != 0)
     return -ENOMEM;
-  uint64_t start = 0;
-  int rc = 0;
-  while (start < size) {
-    memset(fm, 0, sz);
-    fm->fm_start = start;
-    fm->fm_length = size - start;
-    fm->fm_flags = FIEMAP_FLAG_SYNC;
-    fm->fm_extent_count = N;
-    if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0)
-      break; /* no FIEMAP here (e.g. tmpfs): st_blocks and SEEK_HOLE stand */
-    if (fm->fm_mapped_extents == 0)
-      break;
-    for (unsigned i = 0; i < fm->fm_mapped_extents; i++) {
-      struct fiemap_extent *x = &fm->fm_extents[i];
-      if (x->fe_flags & (FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC |
-                         FIEMAP_EXTENT_UNKNOWN)) {
-        snprintf(why, whylen, "unwritten extent at offset %llu",
-                 (unsigned long long)x->fe_logical);
-        rc = -ENODATA;
-        goto out;
-      }
-      start = x->fe_logical + x->fe_length;
-      if (x->fe_flags & FIEMAP_EXTENT_LAST)
-        start = size;
-    }
-  }
-out:
-  free(fm);
+  ssize_t n = read_head(fd, buf, len);
+  probe_header_t h;
+  memset(&h, 0, sizeof(h));
+  if (n > 0)
+    memcpy(&h, buf, (size_t)n < sizeof(h) ? (size_t)n : sizeof(h));
+  int zero = n > 0 && all_zero(buf, (size_t)n);
+  free(buf);
+  if (n < 0)
+    return (int)n;
+  int rc = -ENODATA;
+  if ((size_t)n < len)
+    snprintf(why, whylen, "header cut short (%zd of %zu bytes)", n, len);
+  else if (zero)
+    snprintf(why, whylen, "header reads as zeros");
+  else if (memcmp(h.magic, MAGIC, sizeof(MAGIC)) != 0)
+    snprintf(why, whylen, "header overwritten");
+  else if (!h.complete || h.size_bytes != size ||
+           h.data_offset != data_offset ||
+           (h.version >= 2 && h.sum != header_sum(&h)))
+    snprintf(why, whylen, "header no longer describes this file");
+  else
+    rc = 0;
   return rc;
 }
 
@@ -319,6 +376,17 @@ static int ours_but_short(const struct stat *st, const char *file,
          (uint64_t)st->st_size < hdr && memcmp(head, MAGIC, cmp) == 0;
 }
 
+/* A file whose header reads as zeros (`wiped`: the whole header block)
+ * but is otherwise provably ours: our name, regular, owned by us, mode
+ * 0600, one link (checked before), exactly the size asked for. Re-allocated
+ * under us (ftruncate + fallocate, a zeroed range) while we were not
+ * running: laid out again rather than refused forever. */
+static int wiped_ours(const struct stat *st, const char *file, int wiped,
+                      uint64_t size) {
+  return wiped && our_name(file) && (st->st_mode & 07777) == 0600 &&
+         (uint64_t)st->st_size == size;
+}
+
 /* An incomplete layout of ours that can go on where it stopped (probefile.h,
  * Resuming): the byte to resume at, or 0 to lay out from the start. */
 static uint64_t resume_point(uint32_t align, int fd, const struct stat *st,
@@ -362,11 +430,12 @@ int dp_probefile_check(int fd, const char *path, const char *file,
   if (n > 0)
     memcpy(&h, buf, (size_t)n < sizeof(h) ? (size_t)n : sizeof(h));
   int short_ours = n >= 0 && ours_but_short(&st, file, buf, n, len);
+  int wiped = n == (ssize_t)len && all_zero(buf, len);
   free(buf);
   if (n < 0) /* the disk failed, not the ownership test */
     return dp_errf(err, errlen, (int)n, "cannot read the probe file header: %s",
                    strerror((int)-n));
-  if (short_ours)
+  if (short_ours || (n >= 0 && wiped_ours(&st, file, wiped, size)))
     return DP_PROBEFILE_RELAY;
   if ((size_t)n < sizeof(h) || memcmp(h.magic, MAGIC, sizeof(MAGIC)) != 0)
     return dp_errf(

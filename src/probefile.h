@@ -31,8 +31,12 @@
  * or *.probe), the magic, version >= 2, the checksum right, the size
  * asked for, the header size and data offset this device needs, laid_bytes
  * aligned and within [data offset, size], st_size within [laid_bytes,
- * size], and [0, laid_bytes) fully allocated. A version-1 file (no
- * laid_bytes) is laid out again. An interrupted layout keeps its file
+ * size], and [0, laid_bytes) fully allocated. A file whose whole
+ * header block reads as zeros but is otherwise provably ours (our name,
+ * regular, owned by us, mode 0600, one link, exactly the size asked for:
+ * re-allocated under us by ftruncate + fallocate or a zeroed range) is
+ * laid out again; with any of those missing it stays "not ours". A version-1
+ * file (no laid_bytes) is laid out again. An interrupted layout keeps its file
  * (unless it had not written any data yet); one that failed (no space, an
  * I/O error) removes it, as before.
  *
@@ -79,6 +83,23 @@ typedef struct {
 /* Header bytes of a new probe file: DP_PROBE_HEADER_BYTES, or the O_DIRECT
  * alignment where that is larger (a 16 KiB-sector device). */
 uint32_t dp_probefile_header_bytes(uint32_t align);
+
+/* The extent map (FIEMAP) of [0, size) of fd: every byte in a written
+ * extent -- no hole, no unwritten (fallocated, zeroed), delayed or unknown
+ * extent, where reads would return zeros without touching the media. 0;
+ * -ENODATA with what and where in why; -EOPNOTSUPP where the filesystem
+ * has no FIEMAP (tmpfs, NFS, some FUSE); -ENOMEM. One ioctl per 64
+ * extents: cheap enough to run every round. */
+int dp_probefile_extents(int fd, uint64_t size, char *why, size_t whylen);
+
+/* The header of the open probe file fd still says what it said when the
+ * file was judged ours and intact: the magic, complete, `size` bytes, data
+ * at `data_offset` (the header's length, read at once), the checksum. 0;
+ * -ENODATA with what is wrong in why (zeros, overwritten, cut short, no
+ * longer this file); -EINVAL a data_offset no header has; -errno a read
+ * error. One O_DIRECT read of data_offset bytes. */
+int dp_probefile_header_verify(int fd, uint64_t size, uint64_t data_offset,
+                               char *why, size_t whylen);
 
 /* Every byte of [0, size) of fd backed by written blocks: no holes, no
  * unwritten or delayed-allocation extents (st_blocks, SEEK_HOLE, FIEMAP

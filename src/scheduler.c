@@ -41,6 +41,7 @@ typedef struct {
   int failed;             /* the last round ended in a failure */
   int timeout_short;      /* a brief stall was seen (TIMEOUT_SHORT sent) */
   double shallow_p50_s;   /* the last p50 of a queue-depth-1 probe; NaN */
+  int opened_once;        /* an OPENED was said (its first-time notes) */
   dp_sched_sample_t held[DP_PROBES_MAX]; /* a round held back by a stall */
   size_t nheld;
   size_t worker;
@@ -140,8 +141,9 @@ uint64_t dp_sched_splay_ns(uint64_t now, uint64_t interval_ns, uint64_t *rng) {
 
 /* st_dev of a path, or of its nearest existing parent; 0 when the path
  * cannot be examined for another reason than not existing (a dead mount:
- * ENOTCONN, EIO), so that opening it reports that cause. */
-static dev_t path_dev(const char *path) {
+ * ENOTCONN, EIO), so that opening it reports that cause. real (may be
+ * NULL): that path with its symlinks resolved, or "". */
+static dev_t path_dev(const char *path, char *real) {
   char p[PATH_MAX];
   struct stat st;
   snprintf(p, sizeof(p), "%s", path);
@@ -149,32 +151,43 @@ static dev_t path_dev(const char *path) {
     if (errno != ENOENT)
       return 0;
     char *slash = strrchr(p, '/');
-    if (slash == NULL || slash == p)
-      return stat("/", &st) == 0 ? st.st_dev : 0;
+    if (slash == NULL || slash == p) {
+      snprintf(p, sizeof(p), "/");
+      if (stat(p, &st) != 0)
+        return 0;
+      break;
+    }
     *slash = '\0';
   }
+  if (real != NULL && realpath(p, real) == NULL)
+    real[0] = '\0';
   return st.st_dev;
 }
 
 /* The whole disk a configured target lives on, before anything is opened,
  * and its name; 0 when it cannot be known yet (a missing Device). A device
- * number sysfs does not know (btrfs, overlayfs) stands for itself. */
+ * number sysfs does not know (btrfs, overlayfs) is looked up in the mount
+ * table, else stands for itself. */
 static dev_t target_disk(const dp_sched_t *s, const dp_target_conf_t *tc,
                          char *name, size_t len) {
   struct stat st;
   dev_t d = 0;
+  char real[PATH_MAX] = "";
   if (tc->is_device) {
     if (stat(tc->path, &st) == 0 && S_ISBLK(st.st_mode))
       d = st.st_rdev;
   } else {
-    d = path_dev(tc->path);
+    d = path_dev(tc->path, real);
   }
   if (d == 0) {
     snprintf(name, len, UNRESOLVED_DISK);
     return 0;
   }
   dp_blockdev_t dev;
-  if (dp_blockdev_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0) {
+  /* btrfs, overlayfs: the mount table says which disk */
+  if (dp_blockdev_resolve_at(s->c.sysroot, major(d), minor(d), &dev) == 0 ||
+      (real[0] && dp_blockdev_resolve_mount_at(s->c.sysroot, NULL, real, &dev,
+                                               NULL, 0) == 0)) {
     snprintf(name, len, "%s", dev.disk);
     return makedev(dev.disk_major, dev.disk_minor);
   }
@@ -383,7 +396,7 @@ static void open_failed(dp_sched_t *s, target_t *t, int err, const char *msg) {
 static int moved_filesystem(dp_sched_t *s, target_t *t) {
   if (t->conf.is_device || t->home_dev == 0)
     return 0;
-  dev_t d = path_dev(t->conf.path);
+  dev_t d = path_dev(t->conf.path, NULL);
   if (d == 0 || d == t->home_dev)
     return 0;
   char name[64], msg[320];
@@ -466,6 +479,11 @@ static int target_open(dp_sched_t *s, target_t *t) {
   ev.resumed_bytes = t->t.resumed_bytes;
   ev.recovered = t->open_failures > 0 || t->failed;
   ev.size_bytes = t->t.size_bytes;
+  if (!t->opened_once) { /* said once per target, not every reopen */
+    ev.no_extent_map = t->t.no_extent_map;
+    ev.members = t->t.dev_members[0] ? t->t.dev_members : NULL;
+  }
+  t->opened_once = 1;
   t->open_failures = 0;
   t->failed = 0;
   emit(s, &ev);
@@ -673,7 +691,11 @@ static void sample_add(dp_sched_t *s, target_t *t, size_t i,
   smp->err_io_total = ps->err_io_total;
   smp->err_short_total = ps->err_short_total;
   smp->err_timeout_total = ps->err_timeout_total;
-  if (r->err_io > 0 || r->err_short > 0) {
+  /* A probe file is read only within the size it was opened at: short
+   * reads alone mean it shrank under the round, which the check after the
+   * round says (DISCARDED), not a failing disk. */
+  int shrank = t->t.kind == DP_TARGET_FILE && r->err_io == 0;
+  if (r->err_io > 0 || (r->err_short > 0 && !shrank)) {
     dp_sched_event_t ev = event_of(s, DP_SCHED_IO_ERRORS, t);
     ev.probe_name = ps->conf.name;
     ev.result = r;
@@ -733,6 +755,25 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
   return ROUND_NEXT;
 }
 
+/* After a round: its probe file still what the reads hit (dp_target_verify),
+ * or the round is discarded -- every sample made unmeasured, like a skipped
+ * probe, its short reads not counted against the disk (the file shrank
+ * under them; I/O errors stay), DISCARDED said -- and 1 returned: the
+ * target is reopened, laying the file out again. */
+static int round_discarded(dp_sched_t *s, target_t *t, round_t *rd) {
+  if (dp_target_verify(&t->t) == 0)
+    return 0;
+  for (size_t i = 0; i < rd->n; i++) {
+    result_unmeasured(&rd->smp[i].r);
+    rd->smp[i].r.err_short = 0; /* reads past a truncation: not the disk */
+  }
+  dp_sched_event_t ev = event_of(s, DP_SCHED_DISCARDED, t);
+  ev.msg = t->t.err;
+  ev.err = -ESTALE;
+  emit(s, &ev);
+  return 1;
+}
+
 /* Runs every probe of target t once (worker w, without the lock). */
 static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
   if (!target_open(s, t))
@@ -744,6 +785,8 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
     step = probe_step(s, w, t, i, &rd);
   if (step == ROUND_ABANDON || step == ROUND_HELD)
     return;
+  if (round_discarded(s, t, &rd))
+    step = ROUND_RESET;
   round_done(s, t, rd.smp, rd.n, rd.busy_ns, rd.ran_ns);
   if (step == ROUND_RESET)
     target_reset(t);

@@ -19,9 +19,13 @@
  *   Opens the target if needed (laying out its probe file the first time;
  *   never on another filesystem than the one the Path was first found on:
  *   an unmounted mount point), then runs every probe of the target once, in
- *   order, and queues one sample per probe. A round that nothing survived
- *   (every I/O failed, or the engine refused) closes the target so the next
- *   round reopens it (a replaced device).
+ *   order, and queues one sample per probe. A probe file is checked before
+ *   and after each round (dp_target_verify: inode, size, blocks, header,
+ *   extent map): changed before, it is laid out again first (OPEN_FAILED
+ *   says what changed); changed during the round, the round's figures are
+ *   discarded (DISCARDED) and it is laid out again next round. A round
+ *   that nothing survived (every I/O failed, or the engine refused) closes
+ *   the target so the next round reopens it (a replaced device).
  *
  * Timing
  *   Each target is due every interval -- the ProbeInterval the user set,
@@ -136,6 +140,11 @@ typedef enum {
   DP_SCHED_NO_SPACE,       /* a probe's writes were refused for want of
                               space (result->err_nospace): a full
                               filesystem, not a disk error */
+  DP_SCHED_DISCARDED,      /* the probe file changed under the round
+                              (msg: what changed; dp_target_verify): its
+                              samples are queued unmeasured (no I/O, NaN
+                              latencies, like a skipped probe) and the
+                              file is laid out again next round */
 } dp_sched_event_kind_t;
 
 typedef struct {
@@ -153,6 +162,11 @@ typedef struct {
   int err;                   /* negative errno, or 0 */
   unsigned repeated;         /* OPEN_FAILED: consecutive failures, 1.. */
   int laid_out;              /* OPENED: the probe file was (re)laid out */
+  int no_extent_map;         /* OPENED, once per target: no FIEMAP here,
+                                the per-round check reads the header only */
+  const char *members;       /* OPENED, once per target: the devices of a
+                                multi-device btrfs (device is the first,
+                                the one probed), else NULL */
   int recovered;             /* OPENED: after OPEN_FAILED/PROBE_FAILED */
   uint64_t size_bytes;       /* OPENED */
   uint64_t resumed_bytes;    /* OPENED: an interrupted layout resumed here */

@@ -38,8 +38,16 @@ void dp_target_close(dp_target_t *t) {
 
 static void resolve_dev(dp_target_t *t, dev_t d) {
   t->st_dev = d;
-  /* unresolvable: only the number is known (dp_blockdev_unknown) */
-  (void)dp_blockdev_resolve_at(DP_SYSROOT_DEFAULT, major(d), minor(d), &t->dev);
+  t->dev_members[0] = '\0';
+  /* btrfs, overlayfs: no block device behind the number; the mount table
+   * says which (a file's path, t->path, has no symlink in it) */
+  if (dp_blockdev_resolve_at(DP_SYSROOT_DEFAULT, major(d), minor(d), &t->dev) ==
+          -ENODEV &&
+      t->kind == DP_TARGET_FILE &&
+      dp_blockdev_resolve_mount_at(DP_SYSROOT_DEFAULT, NULL, t->path, &t->dev,
+                                   t->dev_members, sizeof(t->dev_members)) < 0)
+    /* unresolvable: only the number is known (dp_blockdev_unknown) */
+    dp_blockdev_unknown(&t->dev, major(d), minor(d));
 }
 
 int dp_target_open_block(const char *path, dp_target_t *t) {
@@ -410,6 +418,9 @@ int dp_target_open_file_layout(const char *path, uint64_t size_bytes,
     t->file_dev = st.st_dev;
     t->file_ino = st.st_ino;
     t->file_blocks = st.st_blocks;
+    char why[128];
+    t->no_extent_map =
+        dp_probefile_extents(fd, size_bytes, why, sizeof(why)) == -EOPNOTSUPP;
     t->fd = fd;
     t->writable = writable;
     t->size_bytes = size_bytes;
@@ -421,6 +432,16 @@ int dp_target_open_file_layout(const char *path, uint64_t size_bytes,
     rc = fail(t, -EAGAIN, "probe file keeps changing under us");
   close(dfd);
   return rc;
+}
+
+/* 1 if rc, one check of what the probes' reads would hit, says the file
+ * changed (-ENODATA, the cause in its why), else 0: a read error is the
+ * probes' to count, not a change, and -EOPNOTSUPP (no FIEMAP here) sets
+ * t->no_extent_map. */
+static int content_changed(dp_target_t *t, int rc) {
+  if (rc == -EOPNOTSUPP)
+    t->no_extent_map = 1;
+  return rc == -ENODATA;
 }
 
 int dp_target_verify(dp_target_t *t) {
@@ -435,23 +456,42 @@ int dp_target_verify(dp_target_t *t) {
                 "probe file %s was deleted or replaced under us: opening "
                 "it again",
                 t->path);
+  /* In order, each only if the ones before passed: the size, the
+   * allocated blocks (holes punched, a truncation re-extended), the header
+   * (zeros: the whole file re-allocated), the extent map (unwritten:
+   * re-allocated, a zeroed range). */
+  char why[128] = "";
+  int resized = (uint64_t)now.st_size != t->size_bytes;
+  int shrunk = !resized && now.st_blocks < t->file_blocks;
+  int changed = !resized && !shrunk &&
+                (content_changed(t, dp_probefile_header_verify(
+                                        t->fd, t->size_bytes, t->data_offset,
+                                        why, sizeof(why))) ||
+                 (!t->no_extent_map &&
+                  content_changed(t, dp_probefile_extents(t->fd, t->size_bytes,
+                                                          why, sizeof(why)))));
   /* Still our inode at our path, but damaged: it was ours a round ago and
    * we hold its lock, so it goes, and opening again lays out a new one
    * (a truncated and re-extended file has no header left to prove it). */
-  int damaged =
-      (uint64_t)now.st_size != t->size_bytes || now.st_blocks < t->file_blocks;
-  if (damaged)
+  if (resized || shrunk || changed)
     unlinkat(AT_FDCWD, t->path, 0);
-  if ((uint64_t)now.st_size != t->size_bytes)
+  if (resized)
     return fail(t, -ESTALE,
                 "probe file %s changed size under us (%llu bytes, was "
                 "%llu): checking it again",
                 t->path, (unsigned long long)now.st_size,
                 (unsigned long long)t->size_bytes);
-  if (now.st_blocks < t->file_blocks)
+  if (changed)
+    return fail(t, -ESTALE,
+                "probe file %s was re-allocated under us (%s: reads would "
+                "return zeros without touching the disk): laying it out "
+                "again",
+                t->path, why);
+  if (shrunk)
     return fail(t, -ESTALE,
                 "probe file %s lost allocated blocks under us (%llu bytes "
-                "allocated, was %llu: holes punched?): checking it again",
+                "allocated, was %llu: holes punched or the file "
+                "re-allocated?): checking it again",
                 t->path, (unsigned long long)now.st_blocks * 512,
                 (unsigned long long)t->file_blocks * 512);
   return 0;

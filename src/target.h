@@ -41,6 +41,11 @@
  *   Reads of holes or unwritten extents return zeros without touching the
  *   media, which is why "fully allocated" is checked and not assumed.
  *
+ *   The device under a probe file on btrfs or overlayfs (st_dev an
+ *   anonymous number) is found through the mount table
+ *   (dp_blockdev_resolve_mount_at): t->dev is the disk, and a btrfs over
+ *   several devices names them all in t->dev_members.
+ *
  * Block device
  *   Opened O_RDONLY | O_DIRECT and only ever read; nothing here writes to it.
  *
@@ -72,12 +77,15 @@ typedef struct {
   int laid_out;         /* 1 if this open created or re-laid the file */
   dev_t st_dev;         /* device id that serialises probes */
   dp_blockdev_t dev;    /* resolved device; dev.name "" if unresolvable */
-  char err[256];        /* cause of the last failure */
-  int writable;         /* 1: fd is O_RDWR (a probe file opened writable) */
+  /* a multi-device btrfs: all its devices (dev is the first), else "" */
+  char dev_members[DP_BLOCKDEV_MEMBERS_MAX];
+  char err[256]; /* cause of the last failure */
+  int writable;  /* 1: fd is O_RDWR (a probe file opened writable) */
   /* the probe file as it was opened, for dp_target_verify */
   dev_t file_dev;
   ino_t file_ino;
   blkcnt_t file_blocks;
+  int no_extent_map; /* 1: no FIEMAP here; verify reads the header only */
   /* laid_out: where an interrupted layout was resumed; 0: from byte 0.
    * After -ECANCELED: where the next open will resume. */
   uint64_t resumed_bytes;
@@ -125,9 +133,15 @@ int dp_target_open(const char *path, uint64_t file_size_bytes, int writable,
  * Checks, cheaply, that an open probe file is still the one that was
  * opened and still fully allocated: the path still names the same inode,
  * with one link, the size asked for and at least the allocated blocks it
- * had (one fstat and one fstatat); when those hold it returns 0 at once.
+ * had (one fstat and one fstatat).
+ * When those hold it reads the header (one O_DIRECT read of data_offset
+ * bytes: dp_probefile_header_verify) and the extent map
+ * (dp_probefile_extents; where the filesystem has none, t->no_extent_map
+ * is set and the header alone stands).
  * A changed file -- deleted or replaced (another inode at the path, or no
- * link left), truncated or extended, holes punched -- returns -ESTALE
+ * link left), truncated or extended, holes punched, re-allocated (a
+ * zeroed header, unwritten extents: ftruncate + fallocate, a zeroed
+ * range) -- returns -ESTALE
  * with the cause in t->err; the caller closes the target and opens it
  * again. A damaged file that is still our inode at our path (we laid it
  * out or checked it, and hold its lock) is unlinked first, so that open

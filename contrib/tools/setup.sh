@@ -23,6 +23,7 @@ PKGS=(
   procps
   curl fdisk
   tcpdump # fleet_secure.sh: what the network plugin puts on the wire
+  btrfs-progs # btrfs_overlay.sh: a Path on btrfs resolved to its disk
 )
 
 missing=()

@@ -12,7 +12,8 @@
 # space (pre-check, and during the layout: writes throttled, the filesystem
 # filled meanwhile), tmpfs, a hung device (1 IOPS). Faults while running:
 # the probe file replaced by a symlink or a foreign file, truncated, holes
-# punched, deleted; its directory swapped for a symlink; remount read-only
+# punched, a range zeroed (fallocate -z: unwritten extents, inode, size and
+# blocks kept), deleted; its directory swapped for a symlink; remount read-only
 # (read probes only: must not be busy); a loop Device detached (losetup -d)
 # and a device-mapper Device removed (dmsetup remove --force); EIO (FUSE);
 # ENOSPC on a write probe's overwrites (FUSE: a full copy-on-write
@@ -124,8 +125,8 @@ target() { # target NAME Path|Device PATH [FILESIZE] [EXTRA: lines as probe_r's]
 }
 
 # the control target, and the run-time faults' targets on /var/tmp
-mkdir -p "$d/control" "$d/symswap" "$d/foreign" "$d/trunc" "$d/holes" "$d/deleted" "$d/dirswap" "$d/elsewhere"
-for t in control symswap foreign trunc holes deleted dirswap; do head -c 5000 /dev/urandom >"$d/$t/neighbour"; done
+mkdir -p "$d/control" "$d/symswap" "$d/foreign" "$d/trunc" "$d/holes" "$d/zeroed" "$d/deleted" "$d/dirswap" "$d/elsewhere"
+for t in control symswap foreign trunc holes zeroed deleted dirswap; do head -c 5000 /dev/urandom >"$d/$t/neighbour"; done
 echo "precious" >"$d/victim"
 echo "someone's data" >"$d/elsewhere/precious"
 # start-time faults
@@ -212,6 +213,7 @@ $(target symswap Path "$d/symswap")
 $(target foreign Path "$d/foreign")
 $(target trunc Path "$d/trunc")
 $(target holes Path "$d/holes")
+$(target zeroed Path "$d/zeroed")
 $(target deleted Path "$d/deleted")
 $(target dirswap Path "$d/dirswap")
 $(target detach Device "$det")
@@ -257,7 +259,7 @@ fi
 # ---- faults while running --------------------------------------------------------
 laid() { has "$log" "target \"$1\": laid out probe file" ""; }
 laid_twice() { [ "$(grep -cF "target \"$1\": laid out probe file" "$log")" -ge 2 ]; }
-for t in symswap foreign trunc holes deleted dirswap remount; do
+for t in symswap foreign trunc holes zeroed deleted dirswap remount; do
   wait_until 30 laid "$t" || fail "$t: never laid out: $(grep -F "\"$t\"" "$log" | tail -2)"
 done
 wait_until 20 pts_gt detach 0 || fail "the detach target never dispatched"
@@ -265,7 +267,7 @@ wait_until 20 pts_gt detach 0 || fail "the detach target never dispatched"
 [ $have_fuse = 1 ] && { wait_until 20 pts_gt eio 0 || fail "eio target never probed"; }
 [ $have_fuse = 1 ] && { wait_until 20 pts_gt cowfull 0 || fail "cowfull target never probed"; }
 sleep 1
-for t in symswap foreign trunc holes deleted; do track "probe file $t" "$d/$t"; done
+for t in symswap foreign trunc holes zeroed deleted; do track "probe file $t" "$d/$t"; done
 track "probe file symswap" "$d/victim"
 track "directory swapped for a symlink" "$d/elsewhere" "$d/dirswap/neighbour"
 track "remount read-only while running" "$d/remount/canary"
@@ -280,6 +282,7 @@ echo "not yours" >"$d/foreign/new" && chmod 0600 "$d/foreign/new" && mv -T "$d/f
 track "probe file replaced by a foreign file" "$d/foreign/diskprobe.probe"
 : >"$d/trunc/diskprobe.probe"
 fallocate -p -o 1048576 -l 4194304 "$d/holes/diskprobe.probe"
+fallocate -z -o 1048576 -l 4194304 "$d/zeroed/diskprobe.probe"
 rm -f "$d/deleted/diskprobe.probe"
 mv "$d/dirswap" "$d/dirswap.real" && ln -s "$d/elsewhere" "$d/dirswap"
 # remount read-only, detach, remove, EIO
@@ -304,8 +307,9 @@ has "$log" 'target "symswap"' "$d/symswap/diskprobe.probe was deleted or replace
 expect_log "probe file replaced by a foreign file" foreign "existing file is not a diskprobe probe file: not touching it"
 expect_log "probe file truncated" trunc "probe file $d/trunc/diskprobe.probe changed size under us (0 bytes, was 16777216): checking it again"
 expect_log "probe file holes punched" holes "probe file $d/holes/diskprobe.probe lost allocated blocks under us ("
+expect_log "probe file range zeroed (fallocate -z)" zeroed "probe file $d/zeroed/diskprobe.probe was re-allocated under us (unwritten extent at offset 1048576: reads would return zeros without touching the disk): laying it out again"
 expect_log "probe file deleted" deleted "probe file $d/deleted/diskprobe.probe was deleted or replaced under us: opening it again"
-for t in trunc holes deleted; do
+for t in trunc holes zeroed deleted; do
   wait_until 20 laid_twice "$t" &&
     pass "$t: laid out again" || { fail "$t: not laid out again"; SEEN["probe file $t"]=no; }
 done
@@ -423,6 +427,7 @@ done
 OUTSIDE["probe file replaced by a symlink"]=${OUTSIDE["probe file symswap"]:-?}
 OUTSIDE["probe file truncated"]=${OUTSIDE["probe file trunc"]:-?}
 OUTSIDE["probe file holes punched"]=${OUTSIDE["probe file holes"]:-?}
+OUTSIDE["probe file range zeroed (fallocate -z)"]=${OUTSIDE["probe file zeroed"]:-?}
 OUTSIDE["probe file deleted"]=${OUTSIDE["probe file deleted"]:-?}
 OUTSIDE["probe file replaced by a foreign file"]=$([ "${OUTSIDE["probe file replaced by a foreign file"]:-?}" = yes ] && [ "${OUTSIDE["probe file foreign"]:-?}" = yes ] && echo yes || echo no)
 [ $have_dm = 1 ] && OUTSIDE["device removed, then reopened"]=${OUTSIDE["device removed (dmsetup remove --force)"]:-?}

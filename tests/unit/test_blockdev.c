@@ -404,6 +404,138 @@ static void test_resolve_stacked_sysfs(void **state) {
   expect_resolved(&(want_t){8, 2, "sda2", "sda", 8, 0, 1, 0}, &d);
 }
 
+/* ---- btrfs and overlayfs: the mount table -------------------------------
+ */
+
+/* A host with a btrfs over sdb1 and sdc1 (mounted from /dev/sdc1, so the
+ * first by name is not the source), a one-device btrfs on nvme0n1p2, an
+ * ext4 on sda1 holding an overlay's upper layer, and a read-only overlay. */
+static void write_mounts(char *mountinfo, size_t len) {
+  static const char *const devs[][4] = {
+      /* name, number, device directory, partition */
+      {"sda", "8:0", "pci0/block/sda", "0"},
+      {"sda1", "8:1", "pci0/block/sda/sda1", "1"},
+      {"sdb", "8:16", "pci0/block/sdb", "0"},
+      {"sdb1", "8:17", "pci0/block/sdb/sdb1", "1"},
+      {"sdc", "8:32", "pci0/block/sdc", "0"},
+      {"sdc1", "8:33", "pci0/block/sdc/sdc1", "1"},
+      {"nvme0n1", "259:0", "pci1/nvme/nvme0/nvme0n1", "0"},
+      {"nvme0n1p2", "259:2", "pci1/nvme/nvme0/nvme0n1/nvme0n1p2", "1"},
+  };
+  char rel[256], target[256], num[32];
+  for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+    snprintf(rel, sizeof(rel), "devices/%s/dev", devs[i][2]);
+    snprintf(num, sizeof(num), "%s\n", devs[i][1]);
+    fixture_write(root, rel, num);
+    if (devs[i][3][0] == '1') {
+      snprintf(rel, sizeof(rel), "devices/%s/partition", devs[i][2]);
+      fixture_write(root, rel, "1\n");
+    }
+    snprintf(target, sizeof(target), "../../devices/%s", devs[i][2]);
+    snprintf(rel, sizeof(rel), "dev/block/%s", devs[i][1]);
+    fixture_symlink(root, rel, target);
+    snprintf(rel, sizeof(rel), "class/block/%s", devs[i][0]);
+    fixture_symlink(root, rel, target);
+  }
+  fixture_write(root, "devices/pci0/block/sdb/queue/rotational", "1\n");
+  /* /sys/fs/btrfs/FSID/devices/NAME are symlinks to the devices */
+  fixture_symlink(root, "fs/btrfs/5e1f-multi/devices/sdc1",
+                  "../../../../devices/pci0/block/sdc/sdc1");
+  fixture_symlink(root, "fs/btrfs/5e1f-multi/devices/sdb1",
+                  "../../../../devices/pci0/block/sdb/sdb1");
+  fixture_symlink(root, "fs/btrfs/77aa-single/devices/nvme0n1p2",
+                  "../../../../devices/pci1/nvme/nvme0/nvme0n1/nvme0n1p2");
+  fixture_write(root, "fs/btrfs/features/x", "");
+  snprintf(mountinfo, len, "%s/mountinfo", root);
+  fixture_write(
+      root, "mountinfo",
+      "22 1 259:1 / / rw,relatime - ext4 /dev/nvme0n1p1 rw\n"
+      "30 22 0:41 /@home /home rw,relatime - btrfs /dev/sdc1 "
+      "rw,space_cache=v2,subvolid=256,subvol=/@home\n"
+      "31 22 0:41 /@data /srv/my\\040data rw,relatime shared:5 - btrfs "
+      "/dev/sdc1 rw,subvolid=257,subvol=/@data\n"
+      "32 22 0:52 / /var/lib/c rw,relatime - btrfs /dev/nvme0n1p2 rw\n"
+      "33 22 8:1 / /data rw,relatime - ext4 /dev/sda1 rw\n"
+      "34 22 0:60 / /merged rw,relatime - overlay overlay "
+      "rw,lowerdir=/data/low,upperdir=/data/up\\054per,workdir=/data/work\n"
+      "35 22 0:61 / /ro rw,relatime - overlay overlay "
+      "ro,lowerdir=/data/a:/data/b\n"
+      "36 22 0:62 / /stack rw,relatime - overlay overlay "
+      "rw,lowerdir=/data/low,upperdir=/home/u/up,workdir=/home/u/work\n"
+      "37 22 0:63 / /loopy rw,relatime - overlay overlay "
+      "rw,lowerdir=/x,upperdir=/loopy/up,workdir=/loopy/w\n");
+}
+
+/* A path on btrfs or overlayfs resolves to the disk below through the mount
+ * table: two subvolumes of one btrfs to the same disk (one worker), a
+ * multi-device btrfs to its first device by name with all of them named,
+ * an overlay to its upper layer's disk (also when that is on btrfs). */
+static void test_resolve_btrfs_and_overlay(void **state) {
+  (void)state;
+  char mi[300], members[DP_BLOCKDEV_MEMBERS_MAX];
+  write_mounts(mi, sizeof(mi));
+  dp_blockdev_t d;
+  /* the anonymous number itself is not in sysfs */
+  assert_int_equal(dp_blockdev_resolve_at(root, 0, 41, &d), -ENODEV);
+  assert_int_equal(dp_blockdev_resolve_mount_at(root, mi, "/home/me/x", &d,
+                                                members, sizeof(members)),
+                   0);
+  assert_string_equal(d.name, "sdb1"); /* the first by name, not the source */
+  assert_string_equal(d.disk, "sdb");
+  assert_int_equal(d.disk_major, 8);
+  assert_int_equal(d.disk_minor, 16);
+  assert_int_equal(d.rotational, 1);
+  assert_string_equal(members, "sdb1 sdc1");
+  /* another subvolume of the same filesystem, a mount point with a space */
+  dp_blockdev_t d2;
+  assert_int_equal(
+      dp_blockdev_resolve_mount_at(root, mi, "/srv/my data/p", &d2, NULL, 0),
+      0);
+  assert_string_equal(d2.disk, d.disk);
+  /* one device: no members */
+  assert_int_equal(dp_blockdev_resolve_mount_at(root, mi, "/var/lib/c", &d,
+                                                members, sizeof(members)),
+                   0);
+  assert_string_equal(d.name, "nvme0n1p2");
+  assert_string_equal(d.disk, "nvme0n1");
+  assert_string_equal(members, "");
+  /* overlay: its upperdir (a comma in it, escaped) on the ext4 of sda1 */
+  assert_int_equal(dp_blockdev_resolve_mount_at(root, mi, "/merged/probe", &d,
+                                                members, sizeof(members)),
+                   0);
+  assert_string_equal(d.name, "sda1");
+  assert_string_equal(d.disk, "sda");
+  assert_int_equal(d.partition, 1);
+  /* overlay whose upper layer is on the multi-device btrfs */
+  assert_int_equal(dp_blockdev_resolve_mount_at(root, mi, "/stack", &d, members,
+                                                sizeof(members)),
+                   0);
+  assert_string_equal(d.disk, "sdb");
+  assert_string_equal(members, "sdb1 sdc1");
+  /* a read-only overlay (no upperdir), an overlay on itself, a plain
+   * filesystem whose number sysfs does not know, a missing mount table */
+  assert_int_equal(dp_blockdev_resolve_mount_at(root, mi, "/ro/x", &d, members,
+                                                sizeof(members)),
+                   -ENODEV);
+  assert_string_equal(d.name, "");
+  assert_string_equal(members, "");
+  assert_int_equal(
+      dp_blockdev_resolve_mount_at(root, mi, "/loopy/x", &d, NULL, 0), -ELOOP);
+  assert_int_equal(dp_blockdev_resolve_mount_at(root, mi, "/etc", &d, NULL, 0),
+                   -ENODEV); /* 259:1: not in this sysfs */
+  char missing[320];
+  snprintf(missing, sizeof(missing), "%s/nothing", root);
+  assert_int_equal(
+      dp_blockdev_resolve_mount_at(root, missing, "/home", &d, NULL, 0),
+      -ENODEV);
+  /* a btrfs whose devices sysfs does not list */
+  char rm[320];
+  snprintf(rm, sizeof(rm), "%s/fs/btrfs", root);
+  fixture_remove(rm);
+  assert_int_equal(dp_blockdev_resolve_mount_at(root, mi, "/home", &d, NULL, 0),
+                   -ENODEV);
+}
+
 static void test_resolve_live(void **state) {
   (void)state;
   struct stat st;
@@ -491,6 +623,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_resolve_fixture_sysfs, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_resolve_stacked_sysfs, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_resolve_btrfs_and_overlay, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_resolve_live, setup, teardown),
       cmocka_unit_test_setup_teardown(test_media_classes, setup, teardown),

@@ -52,6 +52,8 @@ static struct {
   uint64_t advance_ns;     /* added to the fake clock per completion */
   int in_getevents;        /* a thread is blocked in DSTATE */
   unsigned long destroyed; /* io_destroy calls */
+  char realloc_path[300];  /* re-allocated at the next submit, then "" */
+  unsigned short_left;     /* completions to cut short (0 bytes: EOF) */
 } fk = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
 static uint64_t fake_now = 1000 * DP_NS_PER_S;
@@ -77,8 +79,23 @@ int __wrap_io_destroy(io_context_t ctx) {
   return 0;
 }
 
+/* What an administrator's tool does to a live file: ftruncate(0), then
+ * posix_fallocate over its size (unwritten extents, the header zeros). */
+static void reallocate(const char *path) {
+  int fd = open(path, O_RDWR);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0 || ftruncate(fd, 0) < 0 ||
+      posix_fallocate(fd, 0, st.st_size) != 0)
+    fail_msg("cannot re-allocate %s", path);
+  close(fd);
+}
+
 int __wrap_io_submit(io_context_t ctx, long n, struct iocb **cbs) {
   pthread_mutex_lock(&fk.lock);
+  if (fk.realloc_path[0]) { /* mid-round: between the probe's I/Os */
+    reallocate(fk.realloc_path);
+    fk.realloc_path[0] = '\0';
+  }
   for (long i = 0; i < n; i++) {
     fk.q[fk.qn].ctx = ctx;
     fk.q[fk.qn++].cb = cbs[i];
@@ -118,7 +135,8 @@ int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
     }
     memset(&ev[n], 0, sizeof(ev[n]));
     ev[n].obj = fk.q[i].cb;
-    ev[n].res = fk.q[i].cb->u.c.nbytes;
+    ev[n].res = fk.short_left > 0 ? 0 : fk.q[i].cb->u.c.nbytes;
+    fk.short_left -= fk.short_left > 0;
     n++;
     memmove(&fk.q[i], &fk.q[i + 1], (fk.qn - i - 1) * sizeof(fk.q[0]));
     fk.qn--;
@@ -148,11 +166,11 @@ static unsigned long fk_submitted(void) {
 
 static struct {
   pthread_mutex_t lock;
-  unsigned n[DP_SCHED_NO_SPACE + 1];
+  unsigned n[DP_SCHED_DISCARDED + 1];
   uint64_t stall_ns;
   char last_msg[256];
-  char line[DP_SCHED_NO_SPACE + 1][1024]; /* the last log line of each */
-  uint64_t laid_at[4];                    /* fake clock, per target */
+  char line[DP_SCHED_DISCARDED + 1][1024]; /* the last log line of each */
+  uint64_t laid_at[4];                     /* fake clock, per target */
 } evs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void on_event(const dp_sched_event_t *ev, void *arg) {
@@ -188,6 +206,8 @@ static int setup(void **state) {
   fk.qn = 0;
   fk.submitted = fk.completed = 0;
   fk.advance_ns = 0;
+  fk.short_left = 0;
+  fk.realloc_path[0] = '\0';
   pthread_mutex_unlock(&fk.lock);
   memset(evs.n, 0, sizeof(evs.n));
   memset(evs.laid_at, 0, sizeof(evs.laid_at));
@@ -311,12 +331,18 @@ static void test_group_by_disk(void **state) {
 /* ---- rounds, cadence, queue -----------------------------------------------
  */
 
-static void test_round_queue_cadence(void **state) {
-  (void)state;
+/* A scheduler of one file target "a" (ProbeInterval 10 s, Timeout 1 s). */
+static dp_sched_t *one_target(void) {
   dp_target_conf_t t = target("a", "a", 0, "10", "1");
   dp_sched_conf_t c = sconf();
   dp_sched_t *s;
   assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  return s;
+}
+
+static void test_round_queue_cadence(void **state) {
+  (void)state;
+  dp_sched_t *s = one_target();
   uint64_t t0 = fake_now;
   assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(10));
   assert_int_equal(fk_submitted(), 4 + 1); /* 1 warm-up at QD1 */
@@ -344,6 +370,52 @@ static void test_round_queue_cadence(void **state) {
   assert_int_equal(dp_sched_take(s, out, 8), DP_SCHED_QUEUE_DEFAULT);
   assert_int_equal(out[0].round, 4);
   assert_int_equal(out[3].round, 7);
+  dp_sched_free(s);
+}
+
+/* A probe file re-allocated while a round reads it: the round's sample is
+ * queued unmeasured (no I/O, no latency), its short reads (reads that met
+ * the truncation) are not said as I/O errors, DISCARDED says what changed,
+ * and the next round lays the file out again and measures. */
+static void test_round_discarded_when_file_changes(void **state) {
+  (void)state;
+  dp_sched_t *s = one_target();
+  uint64_t t0 = fake_now;
+  dp_sched_sample_t out[8];
+  dp_sched_step(s, 0, 0);
+  assert_int_equal(dp_sched_take(s, out, 8), 1);
+  assert_int_equal(out[0].r.ops, 4);
+  assert_int_equal(seen(DP_SCHED_OPENED), 1);
+
+  pthread_mutex_lock(&fk.lock);
+  snprintf(fk.realloc_path, sizeof(fk.realloc_path), "%s/a/diskprobe.probe",
+           tmpdir);
+  fk.short_left = 2; /* reads that met the truncation: at EOF */
+  pthread_mutex_unlock(&fk.lock);
+  fake_now = t0 + S(10);
+  dp_sched_step(s, 0, 0);
+  assert_int_equal(seen(DP_SCHED_DISCARDED), 1);
+  assert_non_null(strstr(evs.line[DP_SCHED_DISCARDED], "target \"a\""));
+  assert_non_null(strstr(evs.line[DP_SCHED_DISCARDED], "discarded"));
+  assert_int_equal(dp_sched_take(s, out, 8), 1);
+  assert_int_equal(out[0].round, 2);
+  assert_int_equal(out[0].r.ops, 0); /* not a measurement */
+  assert_true(isnan(out[0].r.lat_p50_s));
+  /* its short reads were the file's, not the disk's: no I/O error said,
+   * none for the health rules (the running total still counts them) */
+  assert_int_equal(seen(DP_SCHED_IO_ERRORS), 0);
+  assert_int_equal(out[0].r.err_short, 0);
+  assert_int_equal(out[0].err_short_total, 2);
+  assert_int_equal(seen(DP_SCHED_OPENED), 1);
+
+  fake_now = t0 + S(20);
+  dp_sched_step(s, 0, 0);
+  assert_int_equal(seen(DP_SCHED_OPENED), 2);
+  assert_non_null(strstr(evs.line[DP_SCHED_OPENED], "laid out probe file"));
+  assert_int_equal(dp_sched_take(s, out, 8), 1);
+  assert_int_equal(out[0].round, 3);
+  assert_int_equal(out[0].r.ops, 4);
+  assert_int_equal(seen(DP_SCHED_DISCARDED), 1);
   dp_sched_free(s);
 }
 
@@ -767,6 +839,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_group_by_disk, setup, teardown),
       cmocka_unit_test_setup_teardown(test_round_queue_cadence, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_round_discarded_when_file_changes,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_overrun_starts_next_at_once, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_no_probe_while_stalled, setup,

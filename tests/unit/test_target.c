@@ -582,6 +582,26 @@ static void test_read_only_unless_writable(void **state) {
   assert_int_equal(rc_rw, -EROFS);
 }
 
+/* The file at f->probe, otherwise provably ours, is refused untouched
+ * (-EEXIST) with a second name, and (as root) once owned by someone else:
+ * it stays theirs. */
+static void refused_not_ours(fx_t *f, uint64_t size) {
+  dp_target_t t;
+  char other[600];
+  snprintf(other, sizeof(other), "%s/other", f->dir);
+  assert_int_equal(link(f->probe, other), 0);
+  assert_int_equal(dp_target_open_file(f->dir, size, 1, &t), -EEXIST);
+  assert_non_null(strstr(t.err, "hard links"));
+  assert_int_equal(unlink(other), 0);
+  uid_t nob = 0;
+  gid_t nog = 0;
+  if (geteuid() == 0 && nobody(&nob, &nog) == 0) {
+    assert_int_equal(chown(f->probe, nob, nog), 0);
+    assert_int_equal(dp_target_open_file(f->dir, size, 1, &t), -EEXIST);
+    assert_non_null(strstr(t.err, "owned by uid"));
+  }
+}
+
 /* Ours but truncated (empty, or shorter than a header): laid out again.
  * Not provably ours: still refused. */
 static void test_relays_truncated_own_file(void **state) {
@@ -623,21 +643,8 @@ static void test_relays_truncated_own_file(void **state) {
   assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
   assert_non_null(strstr(t.err, "not a diskprobe probe file"));
   assert_int_equal(chmod(f->probe, 0600), 0);
-  /* empty, but with a second name */
-  char other[600];
-  snprintf(other, sizeof(other), "%s/other", f->dir);
-  assert_int_equal(link(f->probe, other), 0);
-  assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
-  assert_non_null(strstr(t.err, "hard links"));
-  assert_int_equal(unlink(other), 0);
-  /* empty, but someone else's */
-  uid_t nob = 0;
-  gid_t nog = 0;
-  if (geteuid() == 0 && nobody(&nob, &nog) == 0) {
-    assert_int_equal(chown(f->probe, nob, nog), 0);
-    assert_int_equal(dp_target_open_file(f->dir, 2 * MiB, 1, &t), -EEXIST);
-    assert_non_null(strstr(t.err, "owned by uid"));
-  }
+  /* empty, but with a second name, or someone else's */
+  refused_not_ours(f, 2 * MiB);
   assert_int_equal(stat(f->probe, &st), 0);
   assert_int_equal(st.st_size, 0); /* none of them touched */
 }
@@ -823,6 +830,17 @@ static void test_refuses_ram_filesystems(void **state) {
   }
 }
 
+/* Opens the probe file in f->dir read-only (laying it out), or skips the
+ * test where the filesystem refuses O_DIRECT; `what` names the case. */
+static void open_or_skip(fx_t *f, uint64_t size, const char *what,
+                         dp_target_t *t) {
+  int rc = dp_target_open_file(f->dir, size, 0, t);
+  if (rc == -EINVAL && strstr(t->err, "O_DIRECT"))
+    skip();
+  if (rc != 0)
+    fail_msg("%s: open: %s", what, t->err);
+}
+
 /* A probe file changed under a running prober is noticed by the cheap
  * per-round check: holes punched, truncated and re-extended, deleted,
  * replaced; an unchanged one passes. */
@@ -835,11 +853,7 @@ static void test_verify_notices_changes(void **state) {
                                      "deleted or replaced"};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
     dp_target_t t;
-    int rc = dp_target_open_file(f->dir, 4 * MiB, 0, &t);
-    if (rc == -EINVAL && strstr(t.err, "O_DIRECT"))
-      skip();
-    if (rc != 0)
-      fail_msg("%s: open: %s", cases[c], t.err);
+    open_or_skip(f, 4 * MiB, cases[c], &t);
     assert_int_equal(dp_target_verify(&t), 0);
     int fd = open(f->probe, O_RDWR);
     assert_true(fd >= 0);
@@ -858,7 +872,7 @@ static void test_verify_notices_changes(void **state) {
       fixture_write(f->dir, DP_PROBE_FILE_NAME ".new", "x");
       assert_int_equal(rename(other, f->probe), 0);
     }
-    rc = dp_target_verify(&t);
+    int rc = dp_target_verify(&t);
     if (want[c] == NULL) {
       assert_int_equal(rc, 0);
     } else {
@@ -869,6 +883,155 @@ static void test_verify_notices_changes(void **state) {
     dp_target_close(&t);
     unlink(f->probe);
   }
+}
+
+/* Re-allocates the live probe file as an administrator's tool would:
+ * "realloc" ftruncate(0) then posix_fallocate over the whole size (inode,
+ * size and st_blocks kept, every extent unwritten, the header zeros);
+ * "zero" a zeroed range (`fallocate -z`) over the data, header intact. */
+static void reallocate(const char *probe, const char *how, uint64_t size) {
+  int fd = open(probe, O_RDWR);
+  assert_true(fd >= 0);
+  if (strcmp(how, "realloc") == 0) {
+    assert_int_equal(ftruncate(fd, 0), 0);
+    assert_int_equal(posix_fallocate(fd, 0, (off_t)size), 0);
+  } else {
+    assert_int_equal(fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+                               MiB, (off_t)size - MiB),
+                     0);
+  }
+  close(fd);
+}
+
+/* The file re-allocated under a running prober keeps its inode, size and
+ * blocks; the per-round check still sees it (header zeros, unwritten
+ * extents), says what changed, and removes it so the next open lays out a
+ * new one, which then passes. */
+static void test_verify_notices_reallocation(void **state) {
+  fx_t *f = *state;
+  static const char *const how[] = {"realloc", "zero"};
+  static const char *const want[] = {"header reads as zeros",
+                                     "unwritten extent at offset"};
+  for (size_t c = 0; c < 2; c++) {
+    dp_target_t t;
+    open_or_skip(f, 4 * MiB, how[c], &t);
+    if (t.no_extent_map)
+      skip(); /* the extent map is what this test is about */
+    struct stat before, after;
+    assert_int_equal(stat(f->probe, &before), 0);
+    reallocate(f->probe, how[c], 4 * MiB);
+    assert_int_equal(stat(f->probe, &after), 0);
+    assert_int_equal(after.st_ino, before.st_ino);
+    assert_int_equal(after.st_size, before.st_size);
+    assert_true(after.st_blocks >=
+                before.st_blocks); /* the cheap checks pass */
+    int rc = dp_target_verify(&t);
+    if (rc != -ESTALE || strstr(t.err, want[c]) == NULL ||
+        strstr(t.err, "re-allocated") == NULL)
+      fail_msg("%s: expected -ESTALE and \"%s\", got %d \"%s\"", how[c],
+               want[c], rc, t.err);
+    dp_target_close(&t);
+    assert_int_equal(access(f->probe, F_OK), -1); /* ours: removed */
+    assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 0, &t), 0);
+    assert_int_equal(t.laid_out, 1);
+    assert_int_equal(dp_target_verify(&t), 0);
+    dp_target_close(&t);
+    unlink(f->probe);
+  }
+}
+
+/* Re-allocated while nothing ran (the header reads as zeros at the next
+ * start): laid out again if the file is otherwise provably ours (our name,
+ * mode 0600, one link, owned by us, exactly the size asked for); any of
+ * those missing, still "not ours" and untouched (every path Path can name
+ * has our name, so that one is not tried here). */
+static void test_relays_zeroed_own_file(void **state) {
+  fx_t *f = *state;
+  dp_target_t t;
+  struct stat st;
+  int rc = dp_target_open_file(f->dir, 4 * MiB, 1, &t);
+  if (rc == -EINVAL && strstr(t.err, "O_DIRECT"))
+    skip();
+  assert_int_equal(rc, 0);
+  dp_target_close(&t);
+  reallocate(f->probe, "realloc", 4 * MiB);
+  if (dp_target_open_file(f->dir, 4 * MiB, 1, &t) != 0)
+    fail_msg("zeroed own file: %s", t.err);
+  assert_int_equal(t.laid_out, 1);
+  assert_int_equal(dp_target_verify(&t), 0);
+  dp_target_close(&t);
+
+  /* not the size asked for: not provably ours */
+  reallocate(f->probe, "realloc", 4 * MiB);
+  assert_int_equal(dp_target_open_file(f->dir, 8 * MiB, 1, &t), -EEXIST);
+  assert_non_null(strstr(t.err, "not a diskprobe probe file"));
+  /* not a mode we create */
+  assert_int_equal(chmod(f->probe, 0640), 0);
+  assert_int_equal(dp_target_open_file(f->dir, 4 * MiB, 1, &t), -EEXIST);
+  assert_int_equal(chmod(f->probe, 0600), 0);
+  /* a second name, someone else's */
+  refused_not_ours(f, 4 * MiB);
+  assert_int_equal(stat(f->probe, &st), 0);
+  assert_int_equal(st.st_size, 4 * MiB);
+  assert_true(st.st_blocks * 512 >= 4 * MiB); /* untouched */
+}
+
+/* The per-round pieces on their own: the header of a good file passes and
+ * one cut short or zeroed does not; the extent map of a good file passes,
+ * a hole or an unwritten range is named with its offset; a filesystem
+ * without FIEMAP (tmpfs) answers -EOPNOTSUPP. */
+static void test_probefile_header_and_extents(void **state) {
+  fx_t *f = *state;
+  dp_target_t t;
+  char why[128] = "";
+  int rc = dp_target_open_file(f->dir, 4 * MiB, 1, &t);
+  if (rc == -EINVAL && strstr(t.err, "O_DIRECT"))
+    skip();
+  assert_int_equal(rc, 0);
+  assert_int_equal(dp_probefile_header_verify(t.fd, 4 * MiB, t.data_offset, why,
+                                              sizeof(why)),
+                   0);
+  assert_int_equal(dp_probefile_header_verify(t.fd, 8 * MiB, t.data_offset, why,
+                                              sizeof(why)),
+                   -ENODATA);
+  assert_non_null(strstr(why, "no longer describes"));
+  if (!t.no_extent_map) {
+    assert_int_equal(dp_probefile_extents(t.fd, 4 * MiB, why, sizeof(why)), 0);
+    int fd = open(f->probe, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(
+        fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 2 * MiB, MiB),
+        0);
+    assert_int_equal(dp_probefile_extents(t.fd, 4 * MiB, why, sizeof(why)),
+                     -ENODATA);
+    assert_non_null(strstr(why, "unwritten extent at offset 2097152"));
+    assert_int_equal(
+        fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, MiB, MiB), 0);
+    assert_int_equal(dp_probefile_extents(t.fd, 4 * MiB, why, sizeof(why)),
+                     -ENODATA);
+    assert_non_null(strstr(why, "hole at offset 1048576"));
+    assert_int_equal(ftruncate(fd, 0), 0);
+    assert_int_equal(ftruncate(fd, 4 * MiB), 0); /* sparse: no extent at all */
+    assert_int_equal(dp_probefile_extents(t.fd, 4 * MiB, why, sizeof(why)),
+                     -ENODATA);
+    assert_non_null(strstr(why, "hole at offset 0"));
+    assert_int_equal(dp_probefile_header_verify(t.fd, 4 * MiB, t.data_offset,
+                                                why, sizeof(why)),
+                     -ENODATA);
+    assert_non_null(strstr(why, "zeros"));
+    close(fd);
+  }
+  dp_target_close(&t);
+  /* tmpfs has no extent map */
+  char shm[] = "/dev/shm/dp-extents-XXXXXX";
+  int fd = mkstemp(shm);
+  if (fd < 0)
+    return;
+  unlink(shm);
+  assert_int_equal(posix_fallocate(fd, 0, MiB), 0);
+  assert_int_equal(dp_probefile_extents(fd, MiB, why, sizeof(why)),
+                   -EOPNOTSUPP);
+  close(fd);
 }
 
 /* A shutdown during the first layout stops it: -ECANCELED, and a file
@@ -1079,6 +1242,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T(test_layout_fully_allocated_random),
       T(test_verify_notices_changes),
+      T(test_verify_notices_reallocation),
+      T(test_relays_zeroed_own_file),
+      T(test_probefile_header_and_extents),
       T(test_layout_stops_on_shutdown),
       T(test_layout_paced),
       T(test_layout_resumes),
