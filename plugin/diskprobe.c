@@ -23,7 +23,9 @@
 #include "monitor.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,7 +209,7 @@ static int diskprobe_config(oconfig_item_t *ci) {
       return -1;
     dp_plugin_conf_init(&diskprobe_ctx->conf);
   }
-  char val[64], err[512];
+  char val[PATH_MAX], err[PATH_MAX + 512];
   for (int i = 0; i < ci->children_num; i++) {
     const oconfig_item_t *c = ci->children + i;
     int rc;
@@ -219,8 +221,45 @@ static int diskprobe_config(oconfig_item_t *ci) {
              (rc = dp_plugin_conf_set(&diskprobe_ctx->conf, c->key, val, err,
                                       sizeof(err))) != 0)
       ERROR(PLUGIN_NAME " plugin: %s", err);
+    else if (rc == 0 && strcasecmp(c->key, "StateDir") == 0 &&
+             (rc = dp_monitor_state_dir_check(val, err, sizeof(err))) != 0)
+      ERROR(PLUGIN_NAME " plugin: StateDir %s: %s", val, err);
     if (rc != 0)
       return -1;
+  }
+  return 0;
+}
+
+/* `collectd -T` (test the plugins' reads) runs init, one read and
+ * shutdown like a daemon, but must leave no trace: it reads the health
+ * state file and never writes it. collectd tells a plugin nothing of it,
+ * so its command line says: a -T among the options as collectd's getopt
+ * ("BhC:tTP:f") takes them. */
+static int diskprobe_config_test(void) {
+  static char args[8192];
+  FILE *f = fopen("/proc/self/cmdline", "re");
+  if (f == NULL)
+    return 0;
+  size_t n = fread(args, 1, sizeof(args) - 1, f);
+  fclose(f);
+  args[n] = '\0';
+  int skip_next = 1; /* argv[0] */
+  for (size_t at = 0; at < n; at += strlen(args + at) + 1) {
+    const char *a = args + at;
+    if (skip_next) {
+      skip_next = 0;
+      continue;
+    }
+    if (strcmp(a, "--") == 0 || a[0] != '-')
+      return 0;
+    for (const char *o = a + 1; *o != '\0'; o++) {
+      if (*o == 'T')
+        return 1;
+      if (*o == 'C' || *o == 'P') { /* its argument: the rest, or the next */
+        skip_next = o[1] == '\0';
+        break;
+      }
+    }
   }
   return 0;
 }
@@ -345,6 +384,7 @@ static int diskprobe_init(void) {
                           .nglobs = ctx->nglobs,
                           .host = hostname_g,
                           .state_dir = global_option_get("BaseDir"),
+                          .state_read_only = diskprobe_config_test(),
                           .read_interval_ns = diskprobe_read_interval_ns(ctx),
                           .thread_create = plugin_thread_create};
   if (mc.state_dir == NULL)

@@ -554,3 +554,234 @@ int dp_blockdev_resolve_mount_at(const char *sysroot, const char *mountinfo,
   }
   return rc;
 }
+
+/* ---- identity -------------------------------------------------------------
+ */
+
+/* The SCSI unit serial number page: byte 1 is 0x80, bytes 2-3 the length
+ * of the ASCII serial that follows the 4-byte header (space-padded). */
+static void vpd_serial(const char *sysroot, const char *disk, char *buf,
+                       size_t len) {
+  char p[PATH_MAX], raw[DP_BLOCKDEV_SERIAL_MAX + 4];
+  buf[0] = '\0';
+  if (snprintf(p, sizeof(p), "%s/block/%s/device/vpd_pg80", root_of(sysroot),
+               disk) >= (int)sizeof(p))
+    return;
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  ssize_t n = read(fd, raw, sizeof(raw) - 1);
+  close(fd);
+  if (n < 4 || (unsigned char)raw[1] != 0x80)
+    return;
+  size_t want = (size_t)((unsigned char)raw[2] << 8 | (unsigned char)raw[3]);
+  size_t have = (size_t)n - 4 < want ? (size_t)n - 4 : want;
+  char *s = raw + 4;
+  s[have] = '\0';
+  while (*s == ' ')
+    s++;
+  size_t end = strlen(s);
+  while (end > 0 && isspace((unsigned char)s[end - 1]))
+    end--;
+  s[end] = '\0';
+  dp_escape(s, buf, len);
+}
+
+/* The whole disk a member directory (a slave's real path) is on: itself,
+ * or its parent when it is a partition. */
+static void disk_of_dir(const char *dir, char *out, size_t len) {
+  char tmp[PATH_MAX];
+  snprintf(tmp, sizeof(tmp), "%s", dir);
+  base_of(dir_attr(dir, "partition") > 0 ? dirname(tmp) : dir, out, len);
+}
+
+static void add_member(dp_disk_identity_t *id, const char *disk) {
+  size_t have = id->nmembers < DP_BLOCKDEV_MEMBERS_MAX
+                    ? id->nmembers
+                    : DP_BLOCKDEV_MEMBERS_MAX;
+  for (size_t i = 0; i < have; i++)
+    if (strcmp(id->members[i], disk) == 0)
+      return;
+  /* kept sorted by name: insert before the first greater one */
+  size_t at = 0;
+  while (at < have && strcmp(id->members[at], disk) < 0)
+    at++;
+  if (have == DP_BLOCKDEV_MEMBERS_MAX && at == have) {
+    id->nmembers++;
+    return;
+  }
+  size_t last = have < DP_BLOCKDEV_MEMBERS_MAX ? have : have - 1;
+  memmove(id->members[at + 1], id->members[at],
+          (last - at) * sizeof(id->members[0]));
+  snprintf(id->members[at], sizeof(id->members[at]), "%s", disk);
+  id->nmembers++;
+}
+
+/* The whole disks below stacked device directory DIR (its slaves/,
+ * followed down through stacks of stacks). */
+static void collect_members(const char *dir, dp_disk_identity_t *id,
+                            int depth) {
+  char p[PATH_MAX];
+  if (depth >= RESOLVE_DEPTH_MAX ||
+      snprintf(p, sizeof(p), "%s/slaves", dir) >= (int)sizeof(p))
+    return;
+  DIR *d = opendir(p);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    char link[PATH_MAX], real[PATH_MAX], disk[DP_BLOCKDEV_NAME_MAX];
+    if (de->d_name[0] == '.' ||
+        join(link, sizeof(link), dir, "slaves", de->d_name) < 0 ||
+        realpath(link, real) == NULL)
+      continue;
+    char below[PATH_MAX];
+    DIR *s =
+        snprintf(below, sizeof(below), "%s/slaves", real) < (int)sizeof(below)
+            ? opendir(below)
+            : NULL;
+    int stacked = 0;
+    if (s != NULL) {
+      struct dirent *e;
+      while (!stacked && (e = readdir(s)) != NULL)
+        stacked = e->d_name[0] != '.';
+      closedir(s);
+    }
+    if (stacked) {
+      collect_members(real, id, depth + 1);
+      continue;
+    }
+    disk_of_dir(real, disk, sizeof(disk));
+    add_member(id, disk);
+  }
+  closedir(d);
+}
+
+/* A stack's model and media: its members', when they all agree. */
+static void members_agree(const char *sysroot, dp_disk_identity_t *id) {
+  size_t n = id->nmembers < DP_BLOCKDEV_MEMBERS_MAX ? id->nmembers
+                                                    : DP_BLOCKDEV_MEMBERS_MAX;
+  for (size_t i = 0; i < n; i++) {
+    dp_blockdev_info_t m;
+    (void)dp_blockdev_info(sysroot, id->members[i], &m);
+    if (i == 0) {
+      snprintf(id->model, sizeof(id->model), "%s", m.model);
+      id->media = m.media;
+      continue;
+    }
+    if (strcmp(id->model, m.model) != 0)
+      id->model[0] = '\0';
+    if (id->media != m.media)
+      id->media = DP_MEDIA_UNKNOWN;
+  }
+}
+
+int dp_blockdev_identity(const char *sysroot, const char *name,
+                         dp_disk_identity_t *out) {
+  memset(out, 0, sizeof(*out));
+  snprintf(out->disk, sizeof(out->disk), "%s", name);
+  char link[PATH_MAX], real[PATH_MAX];
+  /* a partition is known under class/block only; a whole disk under both */
+  if (join(link, sizeof(link), root_of(sysroot), "class/block", name) < 0)
+    return -ENAMETOOLONG;
+  if (realpath(link, real) == NULL) {
+    if (join(link, sizeof(link), root_of(sysroot), "block", name) < 0)
+      return -ENAMETOOLONG;
+    if (realpath(link, real) == NULL) {
+      out->media = dp_blockdev_media(sysroot, name);
+      return -ENODEV;
+    }
+  }
+  disk_of_dir(real, out->disk, sizeof(out->disk));
+  if (dir_attr(real, "partition") > 0) {
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof(tmp), "%s", real);
+    snprintf(real, sizeof(real), "%s", dirname(tmp));
+  }
+  dp_blockdev_info_t in;
+  (void)dp_blockdev_info(sysroot, out->disk, &in);
+  out->media = in.media;
+  out->capacity_bytes = in.size_bytes;
+  out->logical_block_bytes = in.logical_block_bytes;
+  out->physical_block_bytes = in.physical_block_bytes;
+  collect_members(real, out, 0);
+  if (out->nmembers > 0) {
+    members_agree(sysroot, out);
+    return 0;
+  }
+  snprintf(out->model, sizeof(out->model), "%s", in.model);
+  snprintf(out->firmware, sizeof(out->firmware), "%s", in.firmware);
+  text_attr(sysroot, out->disk, "device/serial", NULL, out->serial,
+            sizeof(out->serial));
+  if (out->serial[0] == '\0')
+    vpd_serial(sysroot, out->disk, out->serial, sizeof(out->serial));
+  text_attr(sysroot, out->disk, "wwid", "device/wwid", out->wwn,
+            sizeof(out->wwn));
+  return 0;
+}
+
+static int class_char(char c) {
+  return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-';
+}
+
+char *dp_blockdev_class(const char *class_option, const char *model, char *out,
+                        size_t len) {
+  const char *src =
+      class_option && class_option[0] ? class_option : (model ? model : "");
+  size_t cap = len < DP_DISK_CLASS_MAX ? len : DP_DISK_CLASS_MAX, n = 0;
+  if (cap == 0)
+    return out;
+  for (; src[n] != '\0' && n + 1 < cap; n++)
+    out[n] = class_char(src[n]) ? src[n] : '_';
+  out[n] = '\0';
+  if (n == 0)
+    snprintf(out, cap, "unknown");
+  return out;
+}
+
+int dp_blockdev_class_check(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n >= DP_DISK_CLASS_MAX)
+    return -EINVAL;
+  for (size_t i = 0; i < n; i++)
+    if (!class_char(s[i]))
+      return -EINVAL;
+  return 0;
+}
+
+char *dp_blockdev_identity_describe(const dp_disk_identity_t *id, char *buf,
+                                    size_t len) {
+  if (len == 0)
+    return buf;
+  size_t off = 0;
+#define ADD(...)                                                               \
+  do {                                                                         \
+    if (off < len) {                                                           \
+      int n_ = snprintf(buf + off, len - off, __VA_ARGS__);                    \
+      off += n_ > 0 ? (size_t)n_ : 0;                                          \
+    }                                                                          \
+  } while (0)
+  buf[0] = '\0';
+  ADD("media %s", dp_media_name(id->media));
+  if (id->model[0])
+    ADD(", model \"%s\"", id->model);
+  if (id->firmware[0])
+    ADD(", firmware %s", id->firmware);
+  if (id->serial[0])
+    ADD(", serial %s", id->serial);
+  if (id->wwn[0])
+    ADD(", wwn %s", id->wwn);
+  ADD(", %llu bytes", (unsigned long long)id->capacity_bytes);
+  if (id->logical_block_bytes || id->physical_block_bytes)
+    ADD(", blocks %u/%u bytes", id->logical_block_bytes,
+        id->physical_block_bytes);
+  size_t shown = id->nmembers < DP_BLOCKDEV_MEMBERS_MAX
+                     ? id->nmembers
+                     : DP_BLOCKDEV_MEMBERS_MAX;
+  for (size_t i = 0; i < shown; i++)
+    ADD("%s%s", i ? " " : ", members ", id->members[i]);
+  if (id->nmembers > shown)
+    ADD(" and %zu more", id->nmembers - shown);
+#undef ADD
+  return buf;
+}

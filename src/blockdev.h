@@ -102,7 +102,7 @@ int dp_blockdev_resolve_at(const char *sysroot, unsigned major, unsigned minor,
 
 /* Where the mount table of a live system is read from. */
 #define DP_MOUNTINFO_DEFAULT "/proc/self/mountinfo"
-#define DP_BLOCKDEV_MEMBERS_MAX 256 /* "sda2 sdb2 ...", see below */
+#define DP_BLOCKDEV_MEMBERS_LEN 256 /* "sda2 sdb2 ...", see below */
 
 /*
  * The disk under `path` when its filesystem has no block device of its own
@@ -168,5 +168,80 @@ typedef struct {
  * attributes are not errors. */
 int dp_blockdev_info(const char *sysroot, const char *disk,
                      dp_blockdev_info_t *out);
+
+/* ---- identity: what a disk is, for the fleet ---------------------------
+ *
+ * Besides the files above, identity reads:
+ *   class/block/NAME         (a symlink) any device, partitions included:
+ *                            a partition's identity is its parent disk's
+ *   block/DISK/wwid, else block/DISK/device/wwid    the WWN (NVMe namespaces
+ *                            have the first, SCSI disks the second)
+ *   block/DISK/device/vpd_pg80   the SCSI unit serial number page (binary:
+ *                            a 4-byte header, then the serial in ASCII),
+ *                            when device/serial is absent
+ *   block/DISK/slaves/       a dm or md device's members, followed down to
+ *                            whole disks (8 levels)
+ */
+
+#define DP_BLOCKDEV_MEMBERS_MAX 8
+
+/* What a disk is: the fields the fleet groups and names disks by. Strings
+ * are escaped (dp_escape) and "" when sysfs has no such attribute;
+ * numbers 0 when unknown. */
+typedef struct {
+  char disk[DP_BLOCKDEV_NAME_MAX];         /* whose identity: the whole disk (a
+                                              partition's parent), or the stack */
+  dp_media_t media;                        /* dp_blockdev_media; a stack: its
+                                              members' if they agree, else unknown */
+  char model[DP_BLOCKDEV_MODEL_MAX];       /* device/model; a stack: its
+                                              members' if they agree */
+  char firmware[DP_BLOCKDEV_FIRMWARE_MAX]; /* device/firmware_rev, else
+                                              device/rev; "" for a stack */
+  char serial[DP_BLOCKDEV_SERIAL_MAX];     /* device/serial, else vpd_pg80 */
+  char wwn[DP_BLOCKDEV_SERIAL_MAX];        /* wwid, else device/wwid */
+  uint64_t capacity_bytes;                 /* size x 512 (the stack's own) */
+  uint32_t logical_block_bytes;            /* queue/logical_block_size */
+  uint32_t physical_block_bytes;           /* queue/physical_block_size */
+  /* a dm/md stack: the whole disks it is built on, by name, each once
+   * (at most DP_BLOCKDEV_MEMBERS_MAX; more are counted in nmembers only) */
+  size_t nmembers;
+  char members[DP_BLOCKDEV_MEMBERS_MAX][DP_BLOCKDEV_NAME_MAX];
+} dp_disk_identity_t;
+
+/*
+ * Fills *out for NAME: a whole disk ("sda", "nvme0n1", "vda"), a partition
+ * (its parent disk's identity, out->disk names the parent) or a dm/md
+ * device (its members named, see dp_disk_identity_t). 0, or -ENODEV when
+ * sysfs knows no such device (*out then has only disk = NAME and the
+ * media class the name gives); -ENAMETOOLONG. Missing or unparsable
+ * attributes are not errors.
+ */
+int dp_blockdev_identity(const char *sysroot, const char *name,
+                         dp_disk_identity_t *out);
+
+/* An identity in words for a log line or a terminal, e.g. "media hdd,
+ * model \"WDC WD10EZEX-08W\", firmware 1A01, serial WD-WCC6Y1, wwn t10.ATA
+ * ..., 1000204886016 bytes, blocks 512/4096 bytes" (fields sysfs lacks are
+ * left out; a stack ends with ", members sdb sdc"). Always terminated; a
+ * line that does not fit is cut. Returns buf. */
+char *dp_blockdev_identity_describe(const dp_disk_identity_t *id, char *buf,
+                                    size_t len);
+
+/* The longest class name, and its buffer. */
+#define DP_DISK_CLASS_MAX 64
+
+/*
+ * A disk's class, the name the fleet groups it by (the identity contract):
+ * class_option (a target's Class) when set and not "", else the model;
+ * characters outside [A-Za-z0-9._-] become '_', cut at 63 characters;
+ * "unknown" when nothing is left. out holds DP_DISK_CLASS_MAX bytes (a
+ * shorter len cuts further; always terminated). Returns out.
+ */
+char *dp_blockdev_class(const char *class_option, const char *model, char *out,
+                        size_t len);
+
+/* 0 if s is already a class name as dp_blockdev_class writes it (1 to 63
+ * characters of [A-Za-z0-9._-]), else -EINVAL: for the Class option. */
+int dp_blockdev_class_check(const char *s);
 
 #endif /* DP_BLOCKDEV_H */

@@ -43,6 +43,7 @@ typedef struct {
   uint64_t interval_ns;
   uint64_t timeout_ns;
   uint64_t ceiling_ns; /* LatencyCeiling; 0: the media class's default */
+  char class_name[DP_NAME_MAX]; /* Class; "": the disk's model */
   dp_probe_conf_t probes[DP_PROBES_MAX];
   size_t nprobes;
 } dp_target_conf_t;

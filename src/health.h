@@ -312,13 +312,29 @@ void dp_health_describe(const dp_health_t *h, size_t i,
 
 /*
  * State file: the baselines of every target and probe, as text, version
- * line first ("diskprobe-health 1"). save writes path.tmp, fsyncs it and
- * renames it over path. load restores the baselines of the targets and
- * probes that exist now with the same key; others are ignored. -errno; on
- * a corrupt or foreign file load returns -EINVAL, changes nothing and
- * writes the cause (with its line number) to err.
+ * line first ("diskprobe-health 1").
+ *
+ * dp_health_state_format writes the text into *text (malloc'd, the
+ * caller's to free; *len bytes): cheap, for the read thread.
+ * dp_health_state_parse restores the baselines of the targets and probes
+ * that exist now with the same key; others are ignored. On a corrupt or
+ * foreign text it returns -EINVAL, changes nothing and writes the cause
+ * (with its line number) to err.
+ *
+ * dp_health_save / dp_health_load do both with the file at path, through
+ * statefile.h's safe I/O: the directory reached without symlinks and
+ * writable only by root or us; a new temporary file (O_EXCL, 0600)
+ * fsynced and renamed over path in that directory; only a regular file we
+ * own, not group/other-writable, of at most DP_HEALTH_STATE_MAX_BYTES, is
+ * read. -errno, the cause in err.
  */
-int dp_health_save(const dp_health_t *h, const char *path);
+/* the largest state file read: 64 MiB, ~500 probes at the longest horizon */
+#define DP_HEALTH_STATE_MAX_BYTES (64u << 20)
+int dp_health_state_format(const dp_health_t *h, char **text, size_t *len);
+int dp_health_state_parse(dp_health_t *h, const char *text, size_t len,
+                          char *err, size_t errlen);
+int dp_health_save(const dp_health_t *h, const char *path, char *err,
+                   size_t errlen);
 int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen);
 
 /* The ProbeInterval target i had when the loaded state file was saved (an

@@ -13,10 +13,15 @@
  *   end
  *
  * values oldest first. A load parses the whole file before it changes a
- * baseline, so a corrupt file changes nothing.
+ * baseline, so a corrupt file changes nothing. The text is formatted into
+ * and parsed from memory (dp_health_state_format / _parse); the file's I/O
+ * around them is statefile.h's.
  */
+#define _GNU_SOURCE
 #include "health.h"
 #include "health_internal.h"
+#include "statefile.h"
+#include "vocab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,31 +61,54 @@ static void save_probes(const dp_health_t *h, FILE *f) {
   }
 }
 
-int dp_health_save(const dp_health_t *h, const char *path) {
-  char tmp[4096];
-  if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-    return -ENAMETOOLONG;
-  int fd =
-      open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
+int dp_health_state_format(const dp_health_t *h, char **text, size_t *len) {
+  *text = NULL;
+  *len = 0;
+  FILE *f = open_memstream(text, len);
+  if (f == NULL)
     return -errno;
-  FILE *f = fdopen(fd, "w");
-  if (f == NULL) {
-    int e = errno;
-    close(fd);
-    unlink(tmp);
-    return -e;
-  }
   fprintf(f, "diskprobe-health 1\n");
   save_probes(h, f);
   fprintf(f, "end\n");
-  int rc = fflush(f) == 0 && fsync(fd) == 0 ? 0 : -errno;
-  if (fclose(f) != 0 && rc == 0)
-    rc = -errno;
-  if (rc == 0 && rename(tmp, path) != 0)
-    rc = -errno;
-  if (rc != 0)
-    unlink(tmp);
+  if (fclose(f) != 0) {
+    free(*text);
+    *text = NULL;
+    *len = 0;
+    return -ENOMEM;
+  }
+  return 0;
+}
+
+/* path's directory (".": none given) and file name; -ENAMETOOLONG + err
+ * when it names no file. */
+static int split_path(const char *path, char *dir, size_t dirlen,
+                      const char **name, char *err, size_t errlen) {
+  const char *slash = strrchr(path, '/');
+  *name = slash ? slash + 1 : path;
+  size_t dl = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+  if (dl + 1 > dirlen || **name == '\0')
+    return dp_errf(err, errlen, -ENAMETOOLONG, "%s: not a file's path", path);
+  if (dl == 0)
+    snprintf(dir, dirlen, ".");
+  else
+    snprintf(dir, dirlen, "%.*s", (int)dl, path);
+  return 0;
+}
+
+int dp_health_save(const dp_health_t *h, const char *path, char *err,
+                   size_t errlen) {
+  char dir[4096];
+  const char *name;
+  char *text;
+  size_t len;
+  int rc = split_path(path, dir, sizeof(dir), &name, err, errlen);
+  if (rc < 0)
+    return rc;
+  if ((rc = dp_health_state_format(h, &text, &len)) < 0)
+    return dp_errf(err, errlen, rc, "cannot format the state: %s",
+                   strerror(-rc));
+  rc = dp_statefile_write(dir, name, text, len, err, errlen);
+  free(text);
   return rc;
 }
 
@@ -273,12 +301,14 @@ static void load_apply(loader_t *L) {
   }
 }
 
-int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen) {
-  FILE *f = fopen(path, "re");
-  if (f == NULL)
-    return -errno;
-  loader_t L = {.h = h, .f = f, .err = err, .errlen = errlen};
-  int rc = load_alloc(&L);
+int dp_health_state_parse(dp_health_t *h, const char *text, size_t len,
+                          char *err, size_t errlen) {
+  loader_t L = {.h = h, .err = err, .errlen = errlen};
+  /* read only: fmemopen's "r" never writes the buffer; it wants a size,
+   * and an empty text read as one NUL byte has no header either */
+  static char empty[1];
+  L.f = fmemopen(len ? (char *)text : empty, len ? len : 1, "r");
+  int rc = L.f == NULL ? -errno : load_alloc(&L);
   if (rc == 0)
     rc = load_header(&L);
   if (rc == 0)
@@ -289,6 +319,23 @@ int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen) {
     for (size_t i = 0; i < h->n; i++)
       h->t[i].saved_interval_ns = 0;
   load_free(&L);
-  fclose(f);
+  if (L.f != NULL)
+    fclose(L.f);
+  return rc;
+}
+
+int dp_health_load(dp_health_t *h, const char *path, char *err, size_t errlen) {
+  char dir[4096];
+  const char *name;
+  char *text;
+  size_t len;
+  int rc = split_path(path, dir, sizeof(dir), &name, err, errlen);
+  if (rc == 0)
+    rc = dp_statefile_read(dir, name, DP_HEALTH_STATE_MAX_BYTES, &text, &len,
+                           err, errlen);
+  if (rc < 0)
+    return rc;
+  rc = dp_health_state_parse(h, text, len, err, errlen);
+  free(text);
   return rc;
 }

@@ -62,6 +62,10 @@ static const dp_metric_type_t types[DP_METRIC_TYPE_COUNT] = {
      "1 while a disk of the device view is judged fail-slow against its "
      "peers (type_instance \"peers\"; the decision behind the "
      "notification)."},
+    {DP_METRIC_TYPE_DISK_INFO, "disk_info", 0, VALUE(U),
+     "an info series per disk of the device view: type_instance the "
+     "disk's class (the target's Class, else its model), value its "
+     "capacity in bytes."},
     {DP_METRIC_TYPE_OPERATIONS_PER_SECOND, "operations_per_second", 1, VALUE(U),
      NULL},
     {DP_METRIC_TYPE_QUEUE_LENGTH, "queue_length", 1, VALUE(U), NULL},
@@ -189,6 +193,11 @@ static const dp_metric_t metrics[DP_METRIC_COUNT] = {
         "flushes completed per second, where the kernel counts them"),
     DEV(FLUSH_AWAIT, LATENCY, "flush_await", "seconds",
         "average flush latency, where the kernel counts them"),
+    {DP_METRIC_DEV_INFO, T(DISK_INFO), DP_METRIC_PI_DEVICE, DP_METRIC_TI_CLASS,
+     NULL, DP_METRIC_GROUP_DEVICE, "bytes",
+     "info series: the disk's class as `type` (`Class`, else the model "
+     "sanitised to `A-Z a-z 0-9 . _ -`, `unknown` without one), its "
+     "capacity as the value; the fleet reference groups by it"},
 
     PEERS(SLOWDOWN, SLOWDOWN, "peers", "ratio",
           "fail-slow score: the disk's latency against its peers' at the "
@@ -309,6 +318,8 @@ static const char *ti_doc(const dp_metric_t *m) {
     return "RULE";
   case DP_METRIC_TI_DISK:
     return "DISK";
+  case DP_METRIC_TI_CLASS:
+    return "CLASS";
   default:
     return m->type_instance;
   }
@@ -376,6 +387,7 @@ static void print_label_values(FILE *f, const dp_metric_t *m) {
     fputs(" <probe>", f);
     break;
   case DP_METRIC_TI_DISK:
+  case DP_METRIC_TI_CLASS:
     fputs(" <any>", f);
     break;
   case DP_METRIC_TI_RULE:

@@ -46,6 +46,7 @@ typedef enum {
   DP_METRIC_TYPE_ARMED,
   DP_METRIC_TYPE_PEER_RATIO,
   DP_METRIC_TYPE_FAILSLOW,
+  DP_METRIC_TYPE_DISK_INFO,
   /* collectd's own types.db */
   DP_METRIC_TYPE_OPERATIONS_PER_SECOND,
   DP_METRIC_TYPE_QUEUE_LENGTH,
@@ -78,7 +79,8 @@ typedef enum {
   DP_METRIC_TI_FIXED, /* dp_metric_t.type_instance */
   DP_METRIC_TI_PROBE, /* the probe's name */
   DP_METRIC_TI_RULE,  /* a health rule's name (dp_health_rule_name) */
-  DP_METRIC_TI_DISK   /* the kernel name of the target's disk */
+  DP_METRIC_TI_DISK,  /* the kernel name of the target's disk */
+  DP_METRIC_TI_CLASS  /* the disk's class (blockdev.h, dp_blockdev_class) */
 } dp_metric_ti_t;
 
 /* When a series is dispatched (and the catalogue's section). */
@@ -131,6 +133,7 @@ typedef enum {
   DP_METRIC_DEV_DISCARD_AWAIT, /* latency-discard_await */
   DP_METRIC_DEV_FLUSHES,       /* operations_per_second-flush */
   DP_METRIC_DEV_FLUSH_AWAIT,   /* latency-flush_await */
+  DP_METRIC_DEV_INFO,          /* disk_info-CLASS: capacity in bytes */
   /* per disk in a peer group, every read; plugin_instance dev-DISK */
   DP_METRIC_PEERS_SLOWDOWN, /* slowdown-peers */
   DP_METRIC_PEERS_FAILSLOW, /* failslow-peers */

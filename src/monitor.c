@@ -3,6 +3,7 @@
 
 #include "clock.h"
 #include "events.h"
+#include "statefile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -36,7 +37,8 @@ struct dp_monitor {
   dp_sched_t *sched;          /* NULL offline */
   dp_sched_sample_t *scratch; /* dp_monitor_read_samples: no allocation */
   dp_health_t *health;
-  char state_path[PATH_MAX]; /* "" : no state file */
+  char state_dir[PATH_MAX];    /* "" : no state file */
+  dp_statefile_saver_t *saver; /* NULL: the state file is never written */
   uint64_t saved_ns;
   dp_devview_t *devview; /* NULL offline */
   size_t nworkers_seen;  /* workers whose disk the view watches */
@@ -51,7 +53,16 @@ struct dp_monitor {
   uint64_t read_wall_ns;
   live_t *live;        /* is each target probing? NULL offline */
   uint64_t started_ns; /* dp_monitor_start, monitor clock */
+  /* the device view's disks as met: identity and class (disk_info) */
+  struct disk_ident *idents;
+  size_t nidents, cap_idents;
 };
+
+typedef struct disk_ident {
+  char name[DP_NAME_MAX]; /* the device view's name (a partition's own) */
+  dp_disk_identity_t id;  /* id.disk: a partition's parent */
+  char class_name[DP_DISK_CLASS_MAX];
+} disk_ident_t;
 
 /* ---- emitting -------------------------------------------------------------
  */
@@ -422,6 +433,88 @@ static void peer_change(const dp_peers_disk_t *pd, void *arg) {
   peer_changed(pd, ((peer_feed_t *)arg)->m);
 }
 
+/* The Class a disk's targets give it: the first target on the disk that
+ * sets one ("" when none does); a second target on it with another Class
+ * is said once, when the disk is first met. */
+static const char *class_option(const dp_monitor_t *m, const char *disk) {
+  const char *first = "", *who = NULL;
+  for (size_t i = 0; i < m->ntargets; i++) {
+    dp_sched_target_state_t st;
+    dp_sched_target_state(m->sched, i, &st);
+    const char *c = m->targets[i].class_name;
+    if (c[0] == '\0' || strcmp(st.disk, disk) != 0)
+      continue;
+    if (who == NULL) {
+      first = c;
+      who = m->targets[i].name;
+    } else if (strcmp(c, first) != 0) {
+      LOG_PLAIN(m, LOG_WARNING,
+                "disk %s: target \"%s\" sets Class \"%s\", but target "
+                "\"%s\" on the same disk set \"%s\" first: the disk is "
+                "classed \"%s\".",
+                disk, m->targets[i].name, c, who, first, first);
+    }
+  }
+  return first;
+}
+
+/* A disk met for the first time: its identity from sysfs, its class, and
+ * one INFO line with all of it (the fields disk_info cannot carry). NULL
+ * when out of memory or past DP_MONITOR_DEVICES_MAX disks. */
+static disk_ident_t *ident_add(dp_monitor_t *m, const char *disk) {
+  if (m->nidents == m->cap_idents) {
+    size_t cap = m->cap_idents ? 2 * m->cap_idents : 8;
+    disk_ident_t *n;
+    if (cap > DP_MONITOR_DEVICES_MAX ||
+        (n = realloc(m->idents, cap * sizeof(*n))) == NULL)
+      return NULL;
+    m->idents = n;
+    m->cap_idents = cap;
+  }
+  disk_ident_t *d = &m->idents[m->nidents++];
+  snprintf(d->name, sizeof(d->name), "%s", disk);
+  int rc = dp_blockdev_identity(m->sysroot, disk, &d->id);
+  /* a partition in the view (DeviceStats) is classed as its disk */
+  const char *opt = class_option(m, d->id.disk);
+  dp_blockdev_class(opt, d->id.model, d->class_name, sizeof(d->class_name));
+  char words[1024];
+  dp_blockdev_identity_describe(&d->id, words, sizeof(words));
+  LOG_PLAIN(m, LOG_INFO, "disk %s: class \"%s\" (%s): %s%s.", disk,
+            d->class_name,
+            opt[0]           ? "its targets' Class"
+            : d->id.model[0] ? "its model"
+                             : "no model, no Class",
+            words, rc == -ENODEV ? " (not in sysfs)" : "");
+  return d;
+}
+
+const dp_disk_identity_t *dp_monitor_disk_identity(dp_monitor_t *m,
+                                                   const char *disk,
+                                                   const char **class_name) {
+  for (size_t i = 0; i < m->nidents; i++)
+    if (strcmp(m->idents[i].name, disk) == 0) {
+      if (class_name)
+        *class_name = m->idents[i].class_name;
+      return &m->idents[i].id;
+    }
+  return NULL;
+}
+
+/* disk_info: the class as type instance, the capacity as value. */
+static void emit_identity(dp_monitor_t *m, const char *disk, uint64_t tm) {
+  const char *cls;
+  const dp_disk_identity_t *id = dp_monitor_disk_identity(m, disk, &cls);
+  if (id == NULL) {
+    disk_ident_t *d = ident_add(m, disk);
+    if (d == NULL)
+      return;
+    id = &d->id;
+    cls = d->class_name;
+  }
+  emit_gauge(m, DP_METRIC_DEV_INFO, dev_instance(disk).s, cls,
+             (double)id->capacity_bytes, tm, m->read_interval_ns);
+}
+
 void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns) {
   if (m->devview == NULL)
     return;
@@ -458,6 +551,7 @@ void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns) {
     if (k >= 0)
       m->saturated[k] = dp_diskstats_saturated(&d[i], m->pc.saturation_percent);
     emit_device(m, &d[i], wall_ns);
+    emit_identity(m, d[i].name, wall_ns);
     if (m->sink.device)
       m->sink.device(&d[i], by_dev[i], wall_ns, m->sink.arg);
   }
@@ -593,41 +687,85 @@ void dp_monitor_read_targets(dp_monitor_t *m, uint64_t wall_ns) {
 
 /* ---- the state file ----------------------------------------------------- */
 
-static void state_save(dp_monitor_t *m) {
-  if (m->state_path[0] == '\0')
-    return;
-  int rc = dp_health_save(m->health, m->state_path);
+/* A save that finished since: said if it failed. */
+static void state_saved_log(dp_monitor_t *m, int rc, const char *err) {
   if (rc < 0)
-    LOG_PLAIN(m, LOG_WARNING, "cannot write the health state file %s: %s",
-              m->state_path, strerror(-rc));
+    LOG_PLAIN(m, LOG_WARNING, "cannot write the health state file %s/%s: %s",
+              m->state_dir, DP_MONITOR_STATE_FILE, err);
+}
+
+/* Each read: the result of a save that finished since the last. */
+static void state_saved_poll(dp_monitor_t *m) {
+  int rc;
+  char err[512];
+  if (m->saver != NULL &&
+      dp_statefile_saver_result(m->saver, &rc, err, sizeof(err)))
+    state_saved_log(m, rc, err);
+}
+
+/* The state formatted here (cheap), written by the saver's thread; a save
+ * still running skips this one unless `last` (the stop's, which follows
+ * it). */
+static void state_save(dp_monitor_t *m, int last) {
   m->saved_ns = mono_now(m);
+  if (m->saver == NULL)
+    return;
+  char *text;
+  size_t len;
+  int rc = dp_health_state_format(m->health, &text, &len);
+  if (rc < 0) {
+    LOG_PLAIN(m, LOG_WARNING, "cannot format the health state: %s",
+              strerror(-rc));
+    return;
+  }
+  if (dp_statefile_saver_submit(m->saver, text, len, last) == -EBUSY)
+    LOG_PLAIN(m, LOG_WARNING,
+              "health state save skipped: the previous one to StateDir %s "
+              "has not finished (%lu skipped so far)",
+              m->state_dir, dp_statefile_saver_skipped(m->saver));
+}
+
+/* Waits for the saves in flight, DP_MONITOR_SAVE_WAIT_NS at most, and ends
+ * the saver; a hung StateDir keeps its thread, not us. */
+static void state_saver_close(dp_monitor_t *m) {
+  if (m->saver == NULL)
+    return;
+  int rc = 0;
+  char err[512] = "";
+  int wait = dp_statefile_saver_close(m->saver, DP_MONITOR_SAVE_WAIT_NS, &rc,
+                                      err, sizeof(err));
+  m->saver = NULL;
+  if (wait == -ETIMEDOUT)
+    LOG_PLAIN(m, LOG_WARNING,
+              "health state not saved: StateDir %s did not answer within "
+              "%.3g s",
+              m->state_dir, (double)DP_MONITOR_SAVE_WAIT_NS / 1e9);
+  else
+    state_saved_log(m, rc, err);
 }
 
 static void state_load(dp_monitor_t *m) {
-  if (m->state_path[0] == '\0')
+  m->saved_ns = mono_now(m);
+  if (m->state_dir[0] == '\0')
     return;
-  char err[256];
-  int rc = dp_health_load(m->health, m->state_path, err, sizeof(err));
-  if (rc == -EINVAL)
+  char path[PATH_MAX + 64], err[PATH_MAX + 256];
+  snprintf(path, sizeof(path), "%s/%s", m->state_dir, DP_MONITOR_STATE_FILE);
+  int rc = dp_health_load(m->health, path, err, sizeof(err));
+  if (rc < 0 && rc != -ENOENT)
     LOG_PLAIN(m, LOG_WARNING,
               "ignoring the health state file %s: %s; baselines start "
               "afresh.",
-              m->state_path, err);
-  else if (rc < 0 && rc != -ENOENT)
-    LOG_PLAIN(m, LOG_WARNING,
-              "cannot read the health state file %s: %s; baselines start "
-              "afresh.",
-              m->state_path, strerror(-rc));
+              path, err);
   else if (rc == 0)
-    LOG_PLAIN(m, LOG_INFO, "health baselines restored from %s.", m->state_path);
-  m->saved_ns = mono_now(m);
+    LOG_PLAIN(m, LOG_INFO, "health baselines restored from %s.", path);
 }
 
 void dp_monitor_read(dp_monitor_t *m, uint64_t wall_ns) {
   dp_monitor_read_devices(m, wall_ns);
   dp_monitor_read_samples(m, wall_ns);
+  state_saved_poll(m);
   if (mono_now(m) - m->saved_ns > DP_MONITOR_SAVE_NS)
-    state_save(m);
+    state_save(m, 0);
   dp_monitor_read_targets(m, wall_ns);
 }
 
@@ -785,11 +923,32 @@ static int sched_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   return m->scratch && m->saturated ? 0 : -ENOMEM;
 }
 
-static void state_path_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
+/* StateDir (or the front-end's default), checked once: a directory
+ * someone else could redirect keeps no state file, said in one line. The
+ * saver's thread unless the state is only read (a config test). */
+static void state_dir_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   const char *dir = m->pc.state_dir[0] ? m->pc.state_dir : c->state_dir;
-  if (dir != NULL)
-    snprintf(m->state_path, sizeof(m->state_path), "%s/diskprobe-health.state",
-             dir);
+  if (dir == NULL)
+    return;
+  char err[PATH_MAX + 256];
+  int rc = dp_monitor_state_dir_check(dir, err, sizeof(err));
+  if (rc < 0) {
+    LOG_PLAIN(m, LOG_ERR,
+              "StateDir %s: %s; the health baselines are not kept across "
+              "restarts.",
+              dir, err);
+    return;
+  }
+  snprintf(m->state_dir, sizeof(m->state_dir), "%s", dir);
+  if (c->state_read_only)
+    return;
+  /* a crash's temporary files; a failure here is the save's to say */
+  dp_statefile_clean(dir, DP_MONITOR_STATE_FILE, err, sizeof(err));
+  if ((rc = dp_statefile_saver_new(&m->saver, dir, DP_MONITOR_STATE_FILE)) < 0)
+    LOG_PLAIN(m, LOG_WARNING,
+              "cannot start the health state saver: %s; the baselines are "
+              "not saved.",
+              strerror(-rc));
 }
 
 int dp_monitor_new(dp_monitor_t **out, const dp_monitor_conf_t *c,
@@ -827,7 +986,7 @@ int dp_monitor_new(dp_monitor_t **out, const dp_monitor_conf_t *c,
     return rc;
   }
   budget_log(m);
-  state_path_init(m, c);
+  state_dir_init(m, c);
   state_load(m);
   interval_change_log(m);
   *out = m;
@@ -896,13 +1055,15 @@ int dp_monitor_stop(dp_monitor_t *m) {
               m->leaked ? ", leaving a worker stuck on a hung disk" : "");
   }
   if (m->health != NULL && !m->leaked)
-    state_save(m);
+    state_save(m, 1);
+  state_saver_close(m);
   return m->leaked;
 }
 
 void dp_monitor_free(dp_monitor_t *m) {
   if (m == NULL)
     return;
+  state_saver_close(m); /* not stopped: nothing new saved */
   if (m->leaked) {
     /* a stuck worker still reads the targets' configuration and the
      * scheduler's buffers: free only what it cannot touch */
@@ -918,6 +1079,7 @@ void dp_monitor_free(dp_monitor_t *m) {
   if (m->live != NULL)
     pthread_mutex_destroy(&m->live->lock);
   free(m->live);
+  free(m->idents);
   free(m->targets);
   free(m->target_names);
   free(m);
@@ -925,4 +1087,9 @@ void dp_monitor_free(dp_monitor_t *m) {
 
 int dp_monitor_glob_check(const char *glob, char *err, size_t errlen) {
   return dp_devview_glob_check(glob, err, errlen);
+}
+
+int dp_monitor_state_dir_check(const char *dir, char *err, size_t errlen) {
+  int rc = dp_statefile_check_dir(dir, err, errlen);
+  return rc == -EPERM || rc == -ELOOP || rc == -ENOTDIR ? rc : 0;
 }

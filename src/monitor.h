@@ -18,9 +18,17 @@
  *   - a worker's disk is saturated when its utilisation reaches
  *     SaturationThreshold;
  *   - peer groups form at the first device-view read that has devices;
- *   - the health state file is read at start, written every
- *     DP_MONITOR_SAVE_NS and at stop (unless a worker was left on a hung
- *     disk);
+ *   - the health state file (DP_MONITOR_STATE_FILE in StateDir) is read
+ *     at start, written every DP_MONITOR_SAVE_NS and at stop (unless a
+ *     worker was left on a hung disk, or the state is only read: a config
+ *     test). It is formatted on the reading thread and written by a saver
+ *     thread (statefile.h), one save at a time: one due while the last is
+ *     still writing is skipped and said. The stop waits for it
+ *     DP_MONITOR_SAVE_WAIT_NS at most, then says the state was not saved
+ *     and leaves the saver behind (its write runs in a child process,
+ *     so that a hung disk holds that process, not the caller's exit). A
+ *     StateDir someone other than root or us could redirect (safepath.h's
+ *     rules) keeps no state file, said at start;
  *   - which scheduler events are log lines, which of them a broken target
  *     repeats every round (rate-limited by the front-end), which are
  *     notifications.
@@ -49,6 +57,7 @@
 #ifndef DP_MONITOR_H
 #define DP_MONITOR_H
 
+#include "blockdev.h"
 #include "conf.h"
 #include "devview.h"
 #include "health.h"
@@ -61,6 +70,10 @@
 #include <stdint.h>
 
 #define DP_MONITOR_SAVE_NS (600 * UINT64_C(1000000000)) /* 10 minutes */
+/* how long the stop waits for the state file's last save: a slow or hung
+ * StateDir must not hold the daemon's exit */
+#define DP_MONITOR_SAVE_WAIT_NS (2 * UINT64_C(1000000000))
+#define DP_MONITOR_STATE_FILE "diskprobe-health.state"
 #define DP_MONITOR_DEVICES_MAX 1024
 #define DP_MONITOR_VALUES_MAX 7 /* data sources of the widest type */
 
@@ -163,6 +176,8 @@ typedef struct {
   const char *state_dir;     /* where the health state file lives when StateDir
                                 is not set (collectd's BaseDir); NULL: no state
                                 file unless StateDir is set */
+  int state_read_only;       /* read the state file, never write it (a
+                                config test: `collectd -T`) */
   uint64_t read_interval_ns; /* how often dp_monitor_read runs */
   unsigned queue_len;        /* samples kept per probe; 0: default */
   /* starts the workers' threads; NULL: pthread_create (scheduler.h) */
@@ -221,10 +236,28 @@ dp_sched_t *dp_monitor_sched(dp_monitor_t *m);
 int dp_monitor_stop(dp_monitor_t *m);
 void dp_monitor_free(dp_monitor_t *m);
 
+/*
+ * What disk `disk` of the device view is (blockdev.h's identity, read from
+ * sysfs once, at the first device-view read that has it) and, in
+ * *class_name if not NULL, its class: the Class of the first target on it
+ * that sets one, else the model (dp_blockdev_class). The monitor owns both
+ * (valid until dp_monitor_free); NULL for a disk the view has not read.
+ * The reading thread only (a sink's device callback may call it).
+ */
+const dp_disk_identity_t *dp_monitor_disk_identity(dp_monitor_t *m,
+                                                   const char *disk,
+                                                   const char **class_name);
+
 /* DeviceStats: a kernel device name or glob ("sda", "nvme*n1"), not a
  * path, a valid glob. 0, or -EINVAL / -ENAMETOOLONG with the reason in err
  * (devview.h's rule, for config checks). */
 int dp_monitor_glob_check(const char *glob, char *err, size_t errlen);
+
+/* StateDir: -EPERM / -ELOOP / -ENOTDIR with the cause in err when the
+ * monitor would refuse it (a directory someone other than root or us
+ * could redirect, a symlink on the way, not a directory); 0 otherwise (a
+ * directory not there yet is said when a save fails). */
+int dp_monitor_state_dir_check(const char *dir, char *err, size_t errlen);
 
 /* ---- the verdict, shared with replay ------------------------------------ */
 

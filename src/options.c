@@ -1,6 +1,7 @@
 /* options.c - the option table and what reads it; see options.h. */
 #define _GNU_SOURCE
 #include "options.h"
+#include "blockdev.h"
 #include "conftypes.h"
 #include "units.h"
 
@@ -67,6 +68,20 @@ static int set_state_dir(const dp_option_t *o, void *conf, const char *val,
   if (rc < 0)
     return rc;
   snprintf(c->state_dir, sizeof(c->state_dir), "%s", val);
+  return 0;
+}
+
+/* Class: a name as the disk_info series carries it, refused (not
+ * rewritten) when it is not one, so what is configured is what is shown. */
+static int set_class(const dp_option_t *o, void *conf, const char *val,
+                     char *err, size_t len) {
+  dp_target_conf_t *t = conf;
+  if (dp_blockdev_class_check(val) != 0)
+    return dp_errf(err, len, -EINVAL,
+                   "Option \"%s\": value \"%s\" is invalid: allowed 1 to "
+                   "63 characters of A-Z a-z 0-9 _ . -",
+                   o->key, val);
+  snprintf(t->class_name, sizeof(t->class_name), "%s", val);
   return 0;
 }
 
@@ -138,10 +153,20 @@ static const dp_option_t table[] = {
     {.key = "StateDir",
      .scope = DP_SCOPE_PLUGIN,
      .kind = DP_OPT_PATH,
-     .allowed_doc = "absolute path of a directory",
+     .allowed_doc = "absolute path of a directory that only root or "
+                    "collectd's user can write, reached without symlinks",
      .default_doc = "collectd's `BaseDir`",
      .help = "where the health baselines are kept across restarts "
-             "(`diskprobe-health.state`, written atomically)",
+             "(`diskprobe-health.state`). Like `Path`'s directory, it and "
+             "every directory above it must be owned by root or collectd's "
+             "user and not writable by group or others unless sticky; "
+             "otherwise `collectd -T` refuses it (the default: no state "
+             "file, said at start). Only a regular file of ours, not "
+             "group/other-writable, of at most 64 MiB is read. Saved every "
+             "10 minutes and at stop, off the read thread, through a new "
+             "temporary file renamed over it; the stop waits 2 s for the "
+             "save, then says \"health state not saved\". `collectd -T` "
+             "never writes it",
      .set = set_state_dir},
     {.key = "DeviceStats",
      .scope = DP_SCOPE_PLUGIN,
@@ -251,6 +276,21 @@ static const dp_option_t table[] = {
          "NVMe 2 ms, SSD 5 ms, virtual or network disk 20 ms, HDD and "
          "unknown 50 ms",
      AT(dp_target_conf_t, ceiling_ns)},
+    {.key = "Class",
+     .flag = "class",
+     .cli = DP_CLI_WATCH,
+     .scope = DP_SCOPE_TARGET,
+     .kind = DP_OPT_TEXT,
+     .allowed_doc = "1–63 characters of `A-Z a-z 0-9 _ . -`",
+     .default_doc = "the disk's model",
+     .help = "the class the fleet compares this target's disk with: the "
+             "`type` label of its `disk_info` series (dashboards/README.md, "
+             "\"Disk identity and the fleet reference\"). Set it where the "
+             "model says nothing (`QEMU_HARDDISK`, a cloud volume type such "
+             "as `gp3`); a model is sanitised the same way (other characters "
+             "become `_`), a disk without one is `unknown`. Targets on one "
+             "disk should agree (the first that sets it wins)",
+     .set = set_class},
     {.key = "Probe",
      .scope = DP_SCOPE_TARGET,
      .kind = DP_OPT_BLOCK,
@@ -427,6 +467,7 @@ int dp_option_set(const dp_option_t *o, void *conf, const char *val, char *err,
   case DP_OPT_LIST:
   case DP_OPT_BLOCK:
   case DP_OPT_PATH:
+  case DP_OPT_TEXT:
     break;
   }
   return dp_errf(err, len, -EINVAL,

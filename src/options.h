@@ -40,6 +40,7 @@ typedef enum {
   DP_OPT_BOOL,     /* true or false */
   DP_OPT_ENUM,     /* one of `choices` */
   DP_OPT_PATH,     /* an absolute path; stored by `set` */
+  DP_OPT_TEXT,     /* a name checked and stored by `set` */
   DP_OPT_LIST,     /* several values; read by the plugin itself, no storage */
   DP_OPT_BLOCK     /* a nested block (<Target>, <Probe>); documentation only */
 } dp_opt_kind_t;

@@ -89,22 +89,22 @@ static int open_component(int dirfd, const char *name) {
  * directory (like /tmp) only lets them remove their own entries, and every
  * component below it must be ours or root's anyway. */
 static int check_dir(char *err, size_t errlen, const struct stat *st,
-                     const char *real) {
+                     const char *real, const char *what) {
   if (st->st_uid != 0 && st->st_uid != geteuid())
     return dp_errf(err, errlen, -EPERM,
                    "directory %s is owned by uid %u, not by root or us: that "
-                   "user could redirect the probe file",
-                   real, (unsigned)st->st_uid);
+                   "user could redirect %s",
+                   real, (unsigned)st->st_uid, what);
   if (!(st->st_mode & S_ISVTX) && (st->st_mode & S_IWOTH))
     return dp_errf(err, errlen, -EPERM,
                    "directory %s is world-writable without the sticky bit: "
-                   "anyone could redirect the probe file",
-                   real);
+                   "anyone could redirect %s",
+                   real, what);
   if (!(st->st_mode & S_ISVTX) && (st->st_mode & S_IWGRP))
     return dp_errf(err, errlen, -EPERM,
                    "directory %s is group-writable without the sticky bit: "
-                   "group %u could redirect the probe file",
-                   real, (unsigned)st->st_gid);
+                   "group %u could redirect %s",
+                   real, (unsigned)st->st_gid, what);
   return 0;
 }
 
@@ -136,8 +136,9 @@ static int walk_failed(char *err, size_t errlen, int dirfd, const char *name,
  * last level (mode 0700) when `create`: from "/", one component at a time, no
  * symlink followed, and every directory on the way checked (check_dir). Returns
  * an O_PATH fd; `real` gets the directory's real absolute path. */
-int dp_safepath_open_dir(const char *dir, int create, char *real,
-                         size_t reallen, char *err, size_t errlen) {
+int dp_safepath_open_dir_for(const char *dir, int create, const char *what,
+                             char *real, size_t reallen, char *err,
+                             size_t errlen) {
   char norm[PATH_MAX];
   int rc = normalise(dir, norm, sizeof(norm), err, errlen);
   if (rc < 0)
@@ -146,7 +147,8 @@ int dp_safepath_open_dir(const char *dir, int create, char *real,
   if (cur < 0)
     return dp_errf(err, errlen, -errno, "cannot open /: %s", strerror(errno));
   struct stat st;
-  if (fstat(cur, &st) < 0 || (rc = check_dir(err, errlen, &st, "/")) < 0) {
+  if (fstat(cur, &st) < 0 ||
+      (rc = check_dir(err, errlen, &st, "/", what)) < 0) {
     close(cur);
     return rc < 0 ? rc : dp_errf(err, errlen, -errno, "cannot stat /");
   }
@@ -181,10 +183,16 @@ int dp_safepath_open_dir(const char *dir, int create, char *real,
       return dp_errf(err, errlen, -e, "cannot stat directory %s: %s", real,
                      strerror(e));
     }
-    if ((rc = check_dir(err, errlen, &st, real)) < 0) {
+    if ((rc = check_dir(err, errlen, &st, real, what)) < 0) {
       close(cur);
       return rc;
     }
   }
   return cur;
+}
+
+int dp_safepath_open_dir(const char *dir, int create, char *real,
+                         size_t reallen, char *err, size_t errlen) {
+  return dp_safepath_open_dir_for(dir, create, "the probe file", real, reallen,
+                                  err, errlen);
 }

@@ -29,4 +29,10 @@
 int dp_safepath_open_dir(const char *dir, int create, char *real,
                          size_t reallen, char *err, size_t errlen);
 
+/* The same for a directory holding `what` ("the state file"), which the
+ * causes in err name (dp_safepath_open_dir: "the probe file"). */
+int dp_safepath_open_dir_for(const char *dir, int create, const char *what,
+                             char *real, size_t reallen, char *err,
+                             size_t errlen);
+
 #endif /* DP_SAFEPATH_H */

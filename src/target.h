@@ -78,7 +78,7 @@ typedef struct {
   dev_t st_dev;         /* device id that serialises probes */
   dp_blockdev_t dev;    /* resolved device; dev.name "" if unresolvable */
   /* a multi-device btrfs: all its devices (dev is the first), else "" */
-  char dev_members[DP_BLOCKDEV_MEMBERS_MAX];
+  char dev_members[DP_BLOCKDEV_MEMBERS_LEN];
   char err[256]; /* cause of the last failure */
   int writable;  /* 1: fd is O_RDWR (a probe file opened writable) */
   /* the probe file as it was opened, for dp_target_verify */

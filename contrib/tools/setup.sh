@@ -24,6 +24,8 @@ PKGS=(
   curl fdisk
   tcpdump # fleet_secure.sh: what the network plugin puts on the wire
   btrfs-progs # btrfs_overlay.sh: a Path on btrfs resolved to its disk
+  prometheus-alertmanager # alertmanager_example.sh: amtool and the daemon
+  libatasmart4 # smart_example.sh: collectd's smart plugin (only suggested by collectd-core)
 )
 
 missing=()
@@ -34,21 +36,22 @@ done
 if [ "${SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   [ "$(id -u)" = 0 ] || { echo "setup: run as root to install packages" >&2; exit 1; }
-  # Keep package scripts from starting collectd or prometheus services.
+  # Keep package scripts from starting collectd, prometheus or alertmanager services.
   policy=/usr/sbin/policy-rc.d
   made_policy=0
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
   fi
   export DEBIAN_FRONTEND=noninteractive
-  # A prometheus that runs already (the host's own) is left alone: only one
-  # that the install started is stopped, by its pid.
-  before=$(pgrep -x prometheus | sort || true)
+  # A prometheus or alertmanager that runs already (the host's own) is left
+  # alone: only one that the install started is stopped, by its pid (the
+  # kernel keeps 15 characters of a process name: prometheus-aler).
+  before=$(pgrep -x 'prometheus|prometheus-aler' | sort || true)
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   [ "$made_policy" = 1 ] && rm -f "$policy"
   # A service that was started anyway is stopped: we run our own.
-  for pid in $(pgrep -x prometheus | sort || true); do
+  for pid in $(pgrep -x 'prometheus|prometheus-aler' | sort || true); do
     grep -qx "$pid" <<<"$before" || kill "$pid" 2>/dev/null || true
   done
 fi

@@ -3,6 +3,7 @@
 #ifndef DP_CLI_H
 #define DP_CLI_H
 
+#include "blockdev.h"
 #include "conf.h"
 #include "engine.h"
 #include "options.h"
@@ -80,6 +81,13 @@ int dp_cli_getopt_error(const char *cmdname, int ch, char **argv);
 
 /* A JSON string with its quotes: '"', '\\' and control characters escaped. */
 void dp_cli_json_str(FILE *f, const char *s);
+
+/* A disk's identity as JSON keys, without braces, each after a comma:
+ * ,"class":...,"media":...,"model":...,"firmware":...,"serial":...,
+ * "wwn":...,"capacity_bytes":N,"logical_block_bytes":N,
+ * "physical_block_bytes":N, and "members":[...] for a dm/md stack. */
+void dp_cli_json_identity(FILE *f, const dp_disk_identity_t *id,
+                          const char *class_name);
 
 /* The result's keys (run's JSON), comma-separated, without braces:
  * "pattern":...,"wall_s":... */

@@ -12,6 +12,11 @@
  * deadlines, and each is divided by the time measured between its two
  * reads of /proc/diskstats, not by the nominal interval.
  *
+ * Each device's identity (blockdev.h: class, media, model, firmware,
+ * serial, WWN, capacity, block sizes; a partition's disk's) is read once:
+ * text prints one line per device before the first report, JSON adds the
+ * keys to every object (dp_cli_json_identity).
+ *
  * Text mode uses iostat's column names and units (kB, ms); JSON uses bytes
  * and seconds, and null where a ratio is undefined (no I/O of that kind in
  * the interval) or the kernel does not report the counter.
@@ -107,11 +112,15 @@ static double pct_merged(double merged, double done) {
   return merged + done > 0 ? 100.0 * merged / (merged + done) : NAN;
 }
 
-static void print_json(const dp_diskstats_metrics_t *m, double wall_s) {
+static void print_json(const dp_diskstats_metrics_t *m,
+                       const dp_disk_identity_t *id, double wall_s) {
+  char cls[DP_DISK_CLASS_MAX];
   printf("{\"device\":");
   dp_cli_json_str(stdout, m->name);
   printf(",\"major\":%u,\"minor\":%u,\"timestamp\":%.3f", m->major, m->minor,
          wall_s);
+  dp_cli_json_identity(stdout, id,
+                       dp_blockdev_class(NULL, id->model, cls, sizeof(cls)));
   jnum("interval_s", m->interval_s);
   jnum("reads_per_s", m->reads_per_s);
   jnum("writes_per_s", m->writes_per_s);
@@ -258,6 +267,7 @@ typedef struct {
   const char **patterns; /* the tracker's filter: names */
   dp_diskstats_slot_t *slots;
   dp_diskstats_metrics_t *out;
+  dp_disk_identity_t *ids; /* per name: what the disk is (sysfs) */
   dp_diskstats_tracker_t tr;
   uint64_t t0_ns; /* the first read */
 } stat_ctx_t;
@@ -267,7 +277,8 @@ static int stat_alloc(stat_ctx_t *s, size_t ndev) {
   s->patterns = calloc(ndev, sizeof(*s->patterns));
   s->slots = calloc(ndev, sizeof(*s->slots));
   s->out = calloc(ndev, sizeof(*s->out));
-  if (!s->names || !s->patterns || !s->slots || !s->out) {
+  s->ids = calloc(ndev, sizeof(*s->ids));
+  if (!s->names || !s->patterns || !s->slots || !s->out || !s->ids) {
     fprintf(stderr, "diskprobe stat: out of memory\n");
     return -1;
   }
@@ -280,6 +291,7 @@ static void stat_free(stat_ctx_t *s) {
   free(s->patterns);
   free(s->slots);
   free(s->out);
+  free(s->ids);
 }
 
 /* Adds a kernel name to s->names unless it is there already. */
@@ -323,6 +335,22 @@ static int stat_resolve(stat_ctx_t *s, char **devices, size_t ndev) {
   return rc;
 }
 
+/* What each named device is, read once; in text, one line each before
+ * the first report ("sda: class \"...\": media hdd, model ..."). */
+static void stat_identities(stat_ctx_t *s, int json) {
+  char cls[DP_DISK_CLASS_MAX], words[1024];
+  for (size_t k = 0; k < s->nnames; k++) {
+    (void)dp_blockdev_identity(NULL, s->names[k], &s->ids[k]);
+    if (json)
+      continue;
+    dp_blockdev_class(NULL, s->ids[k].model, cls, sizeof(cls));
+    dp_blockdev_identity_describe(&s->ids[k], words, sizeof(words));
+    printf("%s: class \"%s\"%s%s: %s\n", s->names[k], cls,
+           strcmp(s->ids[k].disk, s->names[k]) ? ", on disk " : "",
+           strcmp(s->ids[k].disk, s->names[k]) ? s->ids[k].disk : "", words);
+  }
+}
+
 /* The tracker over the named devices, fed the first read. */
 static void stat_start(stat_ctx_t *s) {
   for (size_t k = 0; k < s->nnames; k++)
@@ -357,7 +385,7 @@ static int stat_report(stat_ctx_t *s, const stat_args_t *a, uint64_t rep) {
     for (int j = 0; j < nout; j++)
       if (strcmp(s->out[j].name, s->names[k]) == 0) {
         if (a->json)
-          print_json(&s->out[j], wall);
+          print_json(&s->out[j], &s->ids[k], wall);
         else
           print_text(&s->out[j]);
       }
@@ -378,6 +406,7 @@ int dp_cmd_stat(int argc, char **argv) {
           ? 0
           : 1;
   if (status == 0) {
+    stat_identities(&s, a.json);
     stat_start(&s);
     for (uint64_t rep = 1; status == 0 && (a.count == 0 || rep <= a.count);
          rep++)

@@ -16,13 +16,15 @@
  * armed, slowdown, ceiling_s, media, model, message), and with --format
  * json every interval one object per device of the device view
  * ("device_view": the kernel name, the catalogue's figures named
- * type-type_instance, and for disks in a peer group "failslow" and
- * "slowdown"). The monitor's log lines (open failures, I/O errors, stalls,
- * probes shortened for DutyCycle) and notifications (a verdict that changed, a
- * stall) go to stderr, one line each. Without probe flags each target runs
- * the plugin's default probe set; with any, the one probe they describe.
- * Splay is off unless --splay: an operator wants the first line now. No
- * health state file is read or written.
+ * type-type_instance, the disk's identity -- "class", "media", "model",
+ * "firmware", "serial", "wwn", "capacity_bytes", the block sizes, a
+ * stack's "members" -- and for disks in a peer group "failslow" and
+ * "slowdown"; --class sets the targets' Class). The monitor's log lines (open
+ * failures, I/O errors, stalls, probes shortened for DutyCycle) and
+ * notifications (a verdict that changed, a stall) go to stderr, one line each.
+ * Without probe flags each target runs the plugin's default probe set; with
+ * any, the one probe they describe. Splay is off unless --splay: an operator
+ * wants the first line now. No health state file is read or written.
  *
  * --count N stops once every target has had N rounds (a round that could
  * not open the target, or whose probe the engine refused, counts: it is
@@ -77,9 +79,10 @@ typedef struct {
   int opened_any;
   /* main thread only */
   int json, twidth, pwidth, printed_header;
-  uint64_t count;   /* --count; 0: none */
-  uint64_t *rounds; /* per target: rounds shown */
-  stats_t *st;      /* per target x DP_PROBES_MAX */
+  uint64_t count;        /* --count; 0: none */
+  uint64_t *rounds;      /* per target: rounds shown */
+  dp_monitor_t *monitor; /* the disks' identities, for the device lines */
+  stats_t *st;           /* per target x DP_PROBES_MAX */
 } watch_t;
 
 static uint64_t wall_ns(void) {
@@ -313,6 +316,11 @@ static void watch_device(const dp_diskstats_metrics_t *d,
   size_t n = dp_devview_values(d, dv);
   printf("{\"time\":%.6f,\"device_view\":", (double)wall / 1e9);
   dp_cli_json_str(stdout, d->name);
+  const char *cls;
+  const dp_disk_identity_t *id =
+      w->monitor ? dp_monitor_disk_identity(w->monitor, d->name, &cls) : NULL;
+  if (id != NULL)
+    dp_cli_json_identity(stdout, id, cls);
   for (size_t k = 0; k < n; k++) {
     char key[128];
     snprintf(key, sizeof(key), "%s%s%s", dv[k].type,
@@ -508,6 +516,7 @@ int dp_cmd_watch(int argc, char **argv) {
                             .device = watch_device};
   if (dp_monitor_new(&m, &mc, &sink) < 0)
     goto done; /* the cause is on stderr already */
+  w.monitor = m;
   status = 1;
   /* The workers block SIGINT/SIGTERM (every asynchronous signal): only
    * this thread stops on them, and probes never see EINTR from a Ctrl-C. */

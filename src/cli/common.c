@@ -232,3 +232,28 @@ void dp_cli_json_result(FILE *f, const dp_result_t *r) {
   jnum(f, ",", "system", 6, r->cpu_sys_s);
   jnum(f, "},", "wall_s", 6, r->wall_s);
 }
+
+void dp_cli_json_identity(FILE *f, const dp_disk_identity_t *id,
+                          const char *class_name) {
+  const char *keys[] = {"class", "media", "model", "firmware", "serial", "wwn"};
+  const char *vals[] = {class_name, dp_media_name(id->media),
+                        id->model,  id->firmware,
+                        id->serial, id->wwn};
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+    fprintf(f, ",\"%s\":", keys[i]);
+    dp_cli_json_str(f, vals[i]);
+  }
+  fprintf(f,
+          ",\"capacity_bytes\":%llu,\"logical_block_bytes\":%u,"
+          "\"physical_block_bytes\":%u",
+          (unsigned long long)id->capacity_bytes, id->logical_block_bytes,
+          id->physical_block_bytes);
+  if (id->nmembers == 0)
+    return;
+  fputs(",\"members\":[", f);
+  for (size_t i = 0; i < id->nmembers && i < DP_BLOCKDEV_MEMBERS_MAX; i++) {
+    fputs(i ? "," : "", f);
+    dp_cli_json_str(f, id->members[i]);
+  }
+  fputc(']', f);
+}

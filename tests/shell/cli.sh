@@ -95,6 +95,18 @@ else
 fi
 "$DISKPROBE" stat --interval 0.2s --count 1 --format json "$(awk '$3 !~ /^(ram|loop)/ {print $3; exit}' /proc/diskstats)" | python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); sys.exit(0 if "util_percent" in d and "read_await_s" in d else 1)' &&
   pass "stat --format json" || fail "stat --format json"
+# stat says what the disk is: in JSON the identity keys, with its capacity
+# from sysfs; in text a line before the table
+sdisk=$(awk '$3 !~ /^(ram|loop)/ {print $3; exit}' /proc/diskstats)
+sbytes=$(($(cat "/sys/class/block/$sdisk/size" 2>/dev/null || echo 0) * 512))
+"$DISKPROBE" stat --interval 0.2s --count 1 --format json "$sdisk" | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.readline())
+keys = ("class", "media", "model", "firmware", "serial", "wwn", "logical_block_bytes", "physical_block_bytes")
+sys.exit(0 if all(k in d for k in keys) and d["class"] and d["capacity_bytes"] == int(sys.argv[1]) else 1)' "$sbytes" &&
+  pass "stat --format json: the identity of $sdisk ($sbytes bytes)" || fail "stat --format json: no identity keys or capacity $sbytes for $sdisk"
+"$DISKPROBE" stat --interval 0.2s --count 1 "$sdisk" | head -1 | grep -q "^$sdisk: class \".*\".*: media .*, $sbytes bytes" &&
+  pass "stat: the identity line of $sdisk" || fail "stat: no identity line '$sdisk: class ...: media ..., $sbytes bytes'"
 
 # watch: the plugin's scheduler, a line per probe per round.
 expect 2 "unknown option '--bogus'" "$DISKPROBE" watch --bogus "$d/w"
@@ -146,6 +158,15 @@ PY
 "$DISKPROBE" watch --count 1 --interval 2s --duty-cycle 100 --file-size 16m --format json "$d/w" 2>/dev/null |
   python3 -c 'import json,sys; p=[json.loads(l)["probe"] for l in sys.stdin if "\"probe\"" in l]; sys.exit(0 if p==["randread-qd1","randread-qd32","seqread"] else 1)' &&
   pass "watch without probe flags runs the default probe set" || fail "watch default probe set"
+# --class: the device view's lines carry the disk's identity with that class
+# shellcheck disable=SC2086
+"$DISKPROBE" watch --count 3 $fast --class lab-1 --format json "$d/w" 2>/dev/null |
+  python3 -c '
+import json, sys
+v = [d for d in map(json.loads, sys.stdin) if "device_view" in d]
+sys.exit(0 if v and all(d.get("class") == "lab-1" and d.get("capacity_bytes", 0) > 0 and "media" in d for d in v) else 1)' &&
+  pass "watch --class: device_view lines carry class lab-1, media and capacity" || fail "watch --class: no device_view line with class lab-1"
+expect 2 'Option "Class": value "a b" is invalid' "$DISKPROBE" watch --class "a b" "$d/w"
 
 # Ctrl-C stops at once with exit 0 and a summary.
 "$DISKPROBE" watch --interval 60s --duration 0.1s --file-size 16m "$d/w" >"$d/int.txt" 2>"$d/int.err" &

@@ -10,11 +10,124 @@
 # listed as not drawn with a reason. The device
 # view of the disk under the probe file (reads/s, await, queue length,
 # utilisation, in flight, probe share...) must be stored with finite values.
+#
+# First, without collectd, the page on RRD files written here: three
+# targets of which "sick" had a WARNING and then, in the newest round, a
+# FAILURE that sits in an RRD step rrdtool has not closed yet; "alpha" had
+# an older WARNING; "calm" none. The page must open with a summary naming
+# sick's FAILURE (stall, still at the newest round) and WARNING (baseline)
+# and alpha's WARNING, list the targets worst first (sick, alpha, calm, not
+# name order), name the newest round, label the health strip's rows on
+# the strip, and read the newest round through rrdcached (--daemon) when
+# the files are written through it.
 set -u
 . "$(dirname "$0")/lib.sh"
-need collectd
 need_cmd rrdtool
 
+# ---- the graph page on synthetic RRD files --------------------------------
+s=$(make_tmpdir)
+step=10 n=100
+base=$(($(date +%s) / step * step - n * step))
+# mkrrd FILE DS... : an RRD like the rrdtool plugin's (GAUGE, heartbeat 2 steps)
+mkrrd() {
+  local f=$1 ds
+  shift
+  mkdir -p "${f%/*}"
+  local a=(--start "$((base - step))" --step "$step")
+  for ds; do a+=("DS:$ds:GAUGE:$((2 * step)):U:U"); done
+  rrdtool create "$f" "${a[@]}" RRA:AVERAGE:0.1:1:1200 RRA:MIN:0.1:1:1200 RRA:MAX:0.1:1:1200
+}
+# feed FILE FIRST LAST AWK: updates FILE with one round per step from round
+# FIRST to LAST (3 s after the step's start, as collectd's are not aligned),
+# the value(s) printed by AWK for round k.
+feed() {
+  # shellcheck disable=SC2046
+  rrdtool update "$1" $(awk -v a="$2" -v b="$3" -v base="$base" -v st=$step \
+    "BEGIN { for (k = a; k <= b; k++) { printf \"%d:\", base + k * st + 3; $4; printf \"\\n\" } }")
+}
+# target NAME AWK_LEVEL AWK_BASELINE AWK_STALL: one target's files, rounds 0..n-1
+# (the newest round, n, is fed by the caller)
+target() {
+  local t="$s/rrd/h1/diskprobe-$1"
+  for f in target_health-level target_health-baseline target_health-stall armed-armed slowdown-round \
+    operations_per_second-randread-qd1 target_device-sdz; do mkrrd "$t/$f.rrd" value; done
+  mkrrd "$t/probe_latency-randread-qd1.rrd" min mean p50 p90 p99 p999 max
+  feed "$t/target_health-level.rrd" 0 $((n - 1)) "$2"
+  feed "$t/target_health-baseline.rrd" 0 $((n - 1)) "$3"
+  feed "$t/target_health-stall.rrd" 0 $((n - 1)) "$4"
+  feed "$t/armed-armed.rrd" 0 $n 'printf 1'
+  feed "$t/slowdown-round.rrd" 0 $n 'printf 1.1'
+  feed "$t/target_device-sdz.rrd" 0 $n 'printf 1'
+  feed "$t/operations_per_second-randread-qd1.rrd" 0 $n 'printf 4000'
+  feed "$t/probe_latency-randread-qd1.rrd" 0 $n 'printf "0.0001:0.0002:0.0002:0.0003:0.0004:0.0005:0.0006"'
+}
+warn_between='printf (k >= %d && k < %d) ? 1 : 0'
+# shellcheck disable=SC2059
+{
+  target calm 'printf 0' 'printf 0' 'printf 0'
+  target alpha "$(printf "$warn_between" 20 35)" "$(printf "$warn_between" 20 35)" 'printf 0'
+  target sick "$(printf "$warn_between" 60 70)" "$(printf "$warn_between" 60 70)" 'printf 0'
+}
+for t in calm alpha; do
+  for r in level baseline stall; do feed "$s/rrd/h1/diskprobe-$t/target_health-$r.rrd" $n $n 'printf 0'; done
+done
+sick="$s/rrd/h1/diskprobe-sick"
+# sick's newest round: a FAILURE by the stall rule, through rrdcached
+# when it is installed (the files then lack it until flushed).
+cached=()
+if command -v rrdcached >/dev/null; then
+  mkdir -p "$s/journal"
+  rrdcached -g -l "unix:$s/rrdcached.sock" -w 3600 -z 0 -j "$s/journal" -p "$s/rrdcached.pid" -F >"$s/rrdcached.log" 2>&1 &
+  register_pid $!
+  wait_until 10 test -S "$s/rrdcached.sock" && cached=(--daemon "unix:$s/rrdcached.sock")
+fi
+for r in level:2 baseline:0 stall:2; do
+  rrdtool update ${cached[@]+"${cached[@]}"} "$sick/target_health-${r%:*}.rrd" "$((base + n * step + 3)):${r#*:}"
+done
+if [ ${#cached[@]} -gt 0 ]; then
+  rrd_last "$sick/target_health-level.rrd" | grep -qx 0 &&
+    pass "rrdcached holds sick's newest round; the file does not have it yet" ||
+    fail "rrdcached: the file already has the newest round ($(rrd_last "$sick/target_health-level.rrd"))"
+else
+  echo "rrdcached not installed: the newest round is written to the files directly"
+fi
+# The newest round is only in the open step: no stored step holds a 2.
+max=$(rrdtool fetch "$sick/target_health-level.rrd" MAX --start $((base - step)) --end $((base + (n + 2) * step)) |
+  awk 'NR > 2 && $2 !~ /nan/ && $2 + 0 > m { m = $2 + 0 } END { print m + 0 }')
+num_cmp "$max" '<' 2 && pass "the FAILURE is in the open RRD step only (stored max $max)" ||
+  fail "a stored step holds the FAILURE: the test would not show the open step is read"
+
+page="$s/graphs/index.html"
+bash "$top_srcdir/contrib/tools/rrd_graphs.sh" ${cached[@]+"${cached[@]}"} "$s/rrd" "$s/graphs" $((base - 60)) now >"$s/graphs.out" 2>&1 ||
+  fail "rrd_graphs.sh failed on the synthetic files: $(cat "$s/graphs.out")"
+grep -o '<tr class="l[12]" data-target="[^"]*">.*</tr>' "$page" | sed 's/<\/tr>/&\n/g' | sed '/^$/d' >"$s/summary"
+echo "summary of the page:"
+sed 's/<[^>]*>/ | /g; s/\( | \)\+/ | /g' "$s/summary"
+head -1 "$s/summary" | grep -q 'data-target="h1/sick".*>FAILURE<.*stall (failure).*still at the newest round' &&
+  pass "summary: first sick's FAILURE by stall, still at the newest round" ||
+  fail "summary: the first row is not sick's FAILURE by stall at the newest round"
+grep -q 'data-target="h1/sick".*>WARNING<.*baseline (warning)' "$s/summary" &&
+  pass "summary: sick's WARNING by baseline" || fail "summary: no row for sick's WARNING by baseline"
+# alpha's 15 rounds (150 s, 3 s past step boundaries) touch 16 steps
+grep -q 'data-target="h1/alpha".*>WARNING<.*baseline (warning).*<td>2 min 40 s (until ' "$s/summary" &&
+  pass "summary: alpha's WARNING by baseline, 16 steps" || fail "summary: no row for alpha's 160 s WARNING by baseline"
+grep -q 'data-target="h1/calm"' "$s/summary" && fail "summary: calm was OK all along but is listed"
+[ "$(wc -l <"$s/summary")" = 3 ] && pass "summary: 3 episodes" || fail "summary: $(wc -l <"$s/summary") episodes, expected 3"
+order=$(grep -o '<h2 id="[^"]*"' "$page" | sed 's/<h2 id="//; s/"//' | tr '\n' ' ')
+[ "$order" = "not-ok h1-sick h1-alpha h1-calm " ] && pass "page order: summary, then sick, alpha, calm (worst first)" ||
+  fail "page order: $order, expected the summary, then h1-sick h1-alpha h1-calm"
+grep -q '<p class="newest">Newest round ([^)]*): <span class="l2">FAILURE</span> by stall (failure)</p>' "$page" &&
+  pass "sick: the newest round (an open RRD step) is a FAILURE by stall" || fail "sick: the newest round is not shown as a FAILURE"
+# the health strip's rows, named on the strip top to bottom
+sed -n '/<img src="h1-sick-health.png"/,/<\/figure>/p' "$page" | grep -o 'data-row="[^"]*" style="top:[0-9]*px' |
+  sed 's/data-row="//; s/" style="top:/ /; s/px//' >"$s/rows"
+rows=$(awk '{ printf "%s ", $1 }' "$s/rows")
+[ "$rows" = "level armed baseline stall " ] && awk 'NR > 1 && $2 <= p { exit 1 } { p = $2 }' "$s/rows" &&
+  pass "health strip: rows named on the strip, top to bottom: $rows" || fail "health strip: row labels '$rows' (or not top to bottom)"
+[ -s "$s/graphs/h1-sick-health.png" ] || fail "no health graph of sick"
+
+# ---- the whole path with collectd ------------------------------------------
+need collectd
 d=$(make_tmpdir)
 collectd_conf "$d" 1 <<CONF
   DutyCycle 100
@@ -118,4 +231,4 @@ if [ -n "$devdir" ]; then
   done
 fi
 
-finish collectd_rrd 'tail -20 "$d/collectd.log"'
+finish collectd_rrd 'tail -20 "$d/collectd.log" 2>/dev/null'

@@ -1,9 +1,10 @@
 #!/bin/bash
 # tests/shell/dashboards.sh - checks everything under dashboards/:
 #
-#  * promtool check rules dashboards/alerts.yml
-#  * promtool test rules dashboards/alerts_test.yml (every alert tested both
-#    ways: at least one case where it fires and one where it does not)
+#  * promtool check rules dashboards/alerts.yml and dashboards/fleet_rules.yml
+#  * promtool test rules dashboards/alerts_test.yml and
+#    dashboards/fleet_rules_test.yml (every alert tested both ways: at least
+#    one case where it fires and one where it does not)
 #  * both dashboards parse as JSON and carry the Grafana dashboard model
 #    fields an import needs (uid, title, schemaVersion, panels,
 #    templating.list), unique panel ids; schemaVersion is SCHEMA_VERSION
@@ -18,12 +19,18 @@
 #    adds a disk label (label_replace of dev-DISK) and no legend shows the
 #    raw dev- instance; a fail-slow panel draws slowdown{type="peers"} with
 #    a threshold at the detector's flag level (flag_ratio in src/failslow.h)
+#  * every alert has summary, description, runbook_url and dashboard_url:
+#    runbook_url is the external label diskprobe_runbook_base (default: the
+#    installed dashboards/README.md) and the alert's own section there,
+#    dashboard_url a dashboard of this directory under the external label
+#    grafana_url (default http://localhost:3000)
 #  * every PromQL expression of the dashboards (panel targets, variable
 #    queries, annotation queries) and of the Grafana alert provisioning,
 #    with template variables replaced by sample values, passes promtool's
 #    parser (written as recording rules into a temporary file)
 #  * every metric name used in dashboards, alert rules, their tests and the
-#    Grafana provisioning is in the catalogue below, with a type label value
+#    Grafana provisioning is in the catalogue below (or recorded by
+#    alerts.yml or fleet_rules.yml), with a type label value
 #    the catalogue allows; every collectd_diskprobe_* name and type="..." value
 #    of the README's "Metric catalogue" section is in the catalogue below
 #    (`diskprobe metrics --prometheus`: the metric table)
@@ -53,9 +60,16 @@ CATALOGUE=$("$DISKPROBE" metrics --prometheus) || die "diskprobe metrics --prome
 # name literally.
 PROBES='randread-qd1 randread-qd32 seqread seqwrite randwrite syncwrite'
 # Series that are not diskprobe's but may be used: Prometheus' own ALERTS and
-# up (a test's unrelated series), and the threshold overrides an operator
-# records (see alerts.yml).
-EXTRA_METRICS='ALERTS up diskprobe:probe_latency_p99_threshold_override:seconds'
+# up (a test's unrelated series), the threshold overrides an operator
+# records (see alerts.yml), and collectd's smart plugin's series that the
+# alert texts join on the device label (contrib/examples/smart.conf).
+EXTRA_METRICS='ALERTS up diskprobe:probe_latency_p99_threshold_override:seconds
+  collectd_smart_nvme_media_errors collectd_smart_nvme_num_err_log_entries collectd_smart_nvme_critical_warning
+  collectd_smart_nvme_percent_used collectd_smart_nvme_temperature collectd_smart_smart_badsectors
+  collectd_smart_smart_temperature'
+# Other exporters' series the fleet rules' join test may feed (collectd's
+# smart plugin, node_exporter): the join of dashboards/README.md.
+JOIN_METRICS='collectd_smart_smart_temperature node_disk_read_time_seconds_total node_disk_reads_completed_total'
 # The dashboards' schemaVersion (Grafana 10.2 to 11.x write 39; later
 # versions migrate it forward, which with the checks below changes nothing).
 SCHEMA_VERSION=39
@@ -108,26 +122,28 @@ fi
 python3 -c 'import yaml' 2>/dev/null || skip "python3 yaml module missing (Debian: python3-yaml)"
 echo "using $(promtool --version 2>&1 | head -n 1)"
 
-# ---- 1. alert rules: syntax and unit tests --------------------------------
-if promtool check rules "$dash/alerts.yml" >"$tmp/check.log" 2>&1; then
-	pass "promtool check rules alerts.yml ($(grep -o '[0-9]* rules found' "$tmp/check.log"))"
-else
-	cat "$tmp/check.log"
-	fail "promtool check rules alerts.yml"
-fi
+# ---- 1. alert and fleet rules: syntax and unit tests ----------------------
+for rules in alerts fleet_rules; do
+	if promtool check rules "$dash/$rules.yml" >"$tmp/check.log" 2>&1; then
+		pass "promtool check rules $rules.yml ($(grep -o '[0-9]* rules found' "$tmp/check.log"))"
+	else
+		cat "$tmp/check.log"
+		fail "promtool check rules $rules.yml"
+	fi
 
-if promtool test rules "$dash/alerts_test.yml" >"$tmp/test.log" 2>&1; then
-	pass "promtool test rules alerts_test.yml"
-else
-	cat "$tmp/test.log"
-	fail "promtool test rules alerts_test.yml"
-fi
+	if promtool test rules "$dash/${rules}_test.yml" >"$tmp/test.log" 2>&1; then
+		pass "promtool test rules ${rules}_test.yml"
+	else
+		cat "$tmp/test.log"
+		fail "promtool test rules ${rules}_test.yml"
+	fi
+done
 
 # ---- 2. JSON, model fields, expressions, metric names ----------------------
 # The python part prints PASS:/FAIL:/SKIP: lines and writes every
 # expression it found, variables substituted, as recording rules into
 # $tmp/exprs.yml for promtool.
-export CATALOGUE PROBES EXTRA_METRICS SCHEMA_VERSION
+export CATALOGUE PROBES EXTRA_METRICS JOIN_METRICS SCHEMA_VERSION
 python3 - "$dash" "$tmp/exprs.yml" >"$tmp/py.log" 2>&1 <<'PYTHON'
 import json
 import os
@@ -145,13 +161,17 @@ for line in os.environ["CATALOGUE"].strip().splitlines():
     catalogue[name] = set(types)
 probes = set(os.environ["PROBES"].split())
 extra = set(os.environ["EXTRA_METRICS"].split())
+join_metrics = frozenset(os.environ["JOIN_METRICS"].split())
+# device, class: the join labels of the shipped scrape config (smart: the
+# smart plugin's own); figure, quantile: the fleet rules' recorded series
 LABELS = {"instance", "diskprobe", "type", "job", "alertname", "alertstate",
-          "severity", "scope", "kind"}
+          "severity", "scope", "kind", "device", "class", "smart", "figure",
+          "quantile"}
 
 # Sample values for the dashboards' template variables; custom variables
 # use their current value.
 SAMPLES = {"instance": "db1", "target": "data", "probe": "randread-qd1",
-           "device": "vda", "__interval": "2m", "__rate_interval": "4m",
+           "device": "vda", "class": "Samsung_SSD_860_EVO_1TB", "__interval": "2m", "__rate_interval": "4m",
            "__range": "6h", "__interval_ms": "120000", "__range_s": "21600"}
 
 
@@ -218,6 +238,20 @@ def check_expr(where, expr, allowed_extra=frozenset()):
                     continue
                 bad(f"{where}: {metric} has no type=\"{v}\" "
                     f"(catalogue: {' '.join(sorted(allowed))})")
+
+
+# ---- the rule files' recorded series (dashboards may draw them) ----------
+RULE_FILES = ("alerts.yml", "fleet_rules.yml")
+rules = {}
+for fname in RULE_FILES:
+    with open(os.path.join(dash, fname)) as f:
+        rules[fname] = yaml.safe_load(f)
+recorded = set()
+for fname in RULE_FILES:
+    for g in rules[fname].get("groups", []):
+        for r in g.get("rules") or []:
+            if "record" in r:
+                recorded.add(r["record"])
 
 
 # ---- dashboards -----------------------------------------------------------
@@ -348,7 +382,7 @@ for fname in ("diskprobe-overview.json", "diskprobe-fleet.json"):
             unknown.append(f"{where}: unknown template variable ${e.args[0]}")
             continue
         exprs.append((where, concrete))
-        check_expr(where, concrete)
+        check_expr(where, concrete, recorded)
     report(not unknown, f"{fname}: {len(found)} expressions, template variables all defined"
            + "".join("\n  " + x for x in unknown))
 
@@ -364,52 +398,58 @@ report(flag is not None and bool(fail_slow_panels) and flag in steps and dashed,
        f"drawn as lines, flag level {flag} (src/failslow.h)")
 
 # ---- alert rules and their tests ------------------------------------------
-with open(os.path.join(dash, "alerts.yml")) as f:
-    rules = yaml.safe_load(f)
-recorded = set()
 alerts = {}
-for g in rules.get("groups", []):
-    for r in g.get("rules") or []:
-        if "record" in r:
-            recorded.add(r["record"])
-for g in rules.get("groups", []):
-    for r in g.get("rules") or []:
-        where = f"alerts.yml {r.get('alert') or r.get('record')}"
-        check_expr(where, r["expr"], recorded)
-        if "alert" in r:
-            alerts.setdefault(r["alert"], []).append(r)
+for fname in RULE_FILES:
+    for g in rules[fname].get("groups", []):
+        for r in g.get("rules") or []:
+            where = f"{fname} {r.get('alert') or r.get('record')}"
+            check_expr(where, r["expr"], recorded)
+            if "alert" in r:
+                alerts.setdefault(r["alert"], []).append(r)
 
 problems = []
 for name, rs in alerts.items():
     for r in rs:
         ann = r.get("annotations", {})
-        for key in ("summary", "description", "runbook"):
+        for key in ("summary", "description", "runbook_url", "dashboard_url"):
             if not ann.get(key):
                 problems.append(f"{name}: no {key} annotation")
-        if "README.md#alerts" not in ann.get("runbook", ""):
-            problems.append(f"{name}: runbook does not point to README.md#alerts")
+        # runbook_url: the configurable base, by default the installed
+        # dashboards/README.md, and the alert's own section of it
+        m = re.fullmatch(r"\{\{ or \$externalLabels\.diskprobe_runbook_base \"file:///usr/share/diskprobe/README\.md\" \}\}#(\S+)",
+                         ann.get("runbook_url", ""))
+        if not m or m.group(1) != name.lower():
+            problems.append(f"{name}: runbook_url is not the runbook base (external label diskprobe_runbook_base) "
+                            f"and #{name.lower()}")
+        elif not re.search(r"^###\s+" + name + r"\s*$", open(os.path.join(dash, "README.md")).read(), re.M):
+            problems.append(f"{name}: runbook_url points to #{m.group(1)}, which dashboards/README.md has no section for")
+        m = re.match(r"\{\{ or \$externalLabels\.grafana_url \"http://localhost:3000\" \}\}/d/([\w-]+)/", ann.get("dashboard_url", ""))
+        if not m or m.group(1) not in ("diskprobe-overview", "diskprobe-fleet"):
+            problems.append(f"{name}: dashboard_url is not a dashboard under the external label grafana_url")
         if "severity" not in r.get("labels", {}):
             problems.append(f"{name}: no severity label")
         text = ann.get("summary", "") + ann.get("description", "")
         # absent*() has no instance to name: it fires when there is none.
         if "$labels.instance" not in text and not r["expr"].lstrip().startswith("absent"):
             problems.append(f"{name}: annotations do not name the instance")
-report(not problems, f"alerts.yml: {len(alerts)} alerts carry summary, description, runbook, severity"
+report(not problems, f"alerts.yml, fleet_rules.yml: {len(alerts)} alerts carry summary, description, runbook_url, dashboard_url, severity"
        + "".join("\n  " + x for x in problems))
 readme = os.path.join(dash, "README.md")
 has_anchor = os.path.exists(readme) and re.search(r"^#+\s+Alerts\s*$", open(readme).read(), re.M)
 report(bool(has_anchor), "dashboards/README.md has the Alerts section the runbooks point to")
 
-with open(os.path.join(dash, "alerts_test.yml")) as f:
-    tests = yaml.safe_load(f)
 fires, quiet = set(), set()
-for t in tests.get("tests", []):
-    for s in t.get("input_series", []):
-        check_expr(f"alerts_test.yml {t.get('name')}", s["series"], recorded)
-    for a in t.get("alert_rule_test", []):
-        (fires if a.get("exp_alerts") else quiet).add(a["alertname"])
+for fname, allowed in (("alerts_test.yml", recorded),
+                       ("fleet_rules_test.yml", recorded | join_metrics)):
+    with open(os.path.join(dash, fname)) as f:
+        tests = yaml.safe_load(f)
+    for t in tests.get("tests", []):
+        for s in t.get("input_series", []):
+            check_expr(f"{fname} {t.get('name')}", s["series"], allowed)
+        for a in t.get("alert_rule_test", []):
+            (fires if a.get("exp_alerts") else quiet).add(a["alertname"])
 missing = [a for a in alerts if a not in fires or a not in quiet]
-report(not missing, "alerts_test.yml tests every alert firing and not firing"
+report(not missing, "alerts_test.yml, fleet_rules_test.yml test every alert firing and not firing"
        + "".join(f"\n  {a}: firing case {'ok' if a in fires else 'MISSING'}, "
                  f"quiet case {'ok' if a in quiet else 'MISSING'}" for a in missing))
 

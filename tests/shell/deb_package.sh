@@ -187,13 +187,16 @@ pid=$(cat /run/collectd.pid 2>/dev/null) && [ -n "$pid" ] && kill -0 "$pid" 2>/d
 drop_in=/etc/collectd/collectd.conf.d/diskprobe.conf
 examples="README.md prometheus.conf single-host-rrd.conf thresholds.conf health-notify-exec.conf
 health-notify-email.conf diskprobe_notify.sh logfile.conf fleet-client.conf fleet-server.conf fleet-auth
-prometheus-scrape.yml"
+prometheus-scrape.yml alertmanager.yml smart.conf"
 expected="/usr/lib/collectd/diskprobe.so
 /usr/share/collectd/diskprobe.types.db
 /usr/bin/diskprobe
 $drop_in
 /usr/share/diskprobe/alerts.yml
 /usr/share/diskprobe/alerts_test.yml
+/usr/share/diskprobe/fleet_rules.yml
+/usr/share/diskprobe/fleet_rules_test.yml
+/usr/share/diskprobe/README.md
 /usr/share/diskprobe/dashboards/diskprobe-overview.json
 /usr/share/diskprobe/dashboards/diskprobe-fleet.json
 /usr/share/diskprobe/grafana-provisioning/dashboards/diskprobe.yml

@@ -20,7 +20,7 @@ rc=$?
 [ $rc = 77 ] && skip "$(tail -1 "$d/build.out")"
 [ $rc = 0 ] || { cat "$d/build.out"; die "building the fuzzers failed"; }
 
-# the health target's saves fsync: a tmpfs keeps that cheap
+# scratch space for the targets (TMPDIR): a tmpfs keeps it cheap
 scratch=$(mktemp -d /dev/shm/diskprobe-fuzz.XXXXXX 2>/dev/null || mktemp -d "$d/scratch.XXXXXX")
 at_exit "rm -rf '$scratch'"
 keep="$top_builddir/tests/fuzz-artifacts"

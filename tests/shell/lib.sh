@@ -473,23 +473,25 @@ write_prometheus_conf() {
 # prometheus_start DIR PORT [SCRAPE_PORT]: a real Prometheus on 127.0.0.1:PORT
 # with its data and log (prometheus.log) in DIR, registered for cleanup. With
 # SCRAPE_PORT it first writes DIR/prometheus.yml: scrape and evaluation every
-# second, the shipped dashboards/alerts.yml, one job with honor_labels on
-# 127.0.0.1:SCRAPE_PORT (collectd's write_prometheus); without, DIR/prometheus.yml
-# must exist.
+# second, the shipped dashboards/alerts.yml and fleet_rules.yml, and the
+# shipped scrape job (contrib/examples/prometheus-scrape.yml: honor_labels,
+# the join labels' metric_relabel_configs) named collectd, on
+# 127.0.0.1:SCRAPE_PORT (collectd's write_prometheus); without,
+# DIR/prometheus.yml must exist.
 prometheus_start() {
   local p=$1 port=$2
   mkdir -p "$p"
   if [ -n "${3:-}" ]; then
-    cat >"$p/prometheus.yml" <<CONF
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: ["$top_srcdir/dashboards/alerts.yml"]
-scrape_configs:
-  - job_name: collectd
-    honor_labels: true
-    static_configs: [{targets: ["127.0.0.1:$3"]}]
-CONF
+    python3 - "$top_srcdir" "$3" >"$p/prometheus.yml" <<'PY' || die "cannot write $p/prometheus.yml from the shipped scrape config"
+import json, sys, yaml
+top, port = sys.argv[1], sys.argv[2]
+job = yaml.safe_load(open(f"{top}/contrib/examples/prometheus-scrape.yml"))["scrape_configs"][0]
+job.update(job_name="collectd", scrape_interval="1s",
+           static_configs=[{"targets": [f"127.0.0.1:{port}"]}])
+print(json.dumps({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                  "rule_files": [f"{top}/dashboards/alerts.yml", f"{top}/dashboards/fleet_rules.yml"],
+                  "scrape_configs": [job]}, indent=2))
+PY
   fi
   prometheus --config.file="$p/prometheus.yml" --storage.tsdb.path="$p/data" \
     --web.listen-address="127.0.0.1:$port" >"$p/prometheus.log" 2>&1 &

@@ -153,8 +153,10 @@ vg_run() {
   write_conf
   t0=$SECONDS
   unthrottle "$cg" "$loop" read_iops 2>/dev/null
+  # --child-silent-after-fork: the health state saver's short-lived child
+  # (a fork that writes the state file) must not write into the same XML
   spawn_in_cgroup "$cg" valgrind --tool="$tool" --error-exitcode=99 --keep-debuginfo=yes \
-    --num-callers=30 --suppressions="$SUPP" --xml=yes --xml-file="$xml" \
+    --child-silent-after-fork=yes --num-callers=30 --suppressions="$SUPP" --xml=yes --xml-file="$xml" \
     --log-file="$d/$tool.txt" "$@" collectd -f -C "$d/collectd.conf" >>"$d/collectd.out" 2>&1
   local pid=$SPAWNED
   # a few rounds of both targets (valgrind starts slowly)

@@ -33,18 +33,23 @@ static void join(char *out, size_t len, const char *root, const char *rel) {
     fail_msg("fixture path too long: %s/%s", root, rel);
 }
 
-void fixture_write(const char *root, const char *rel, const char *content) {
+void fixture_write_bytes(const char *root, const char *rel, const void *data,
+                         size_t len) {
   char p[PATH_MAX];
   join(p, sizeof(p), root, rel);
   make_parents(p);
-  if (content == NULL)
+  if (data == NULL)
     return;
   FILE *f = fopen(p, "w");
   if (f == NULL)
     fail_msg("cannot write %s: %s", p, strerror(errno));
-  fputs(content, f);
-  if (fclose(f) != 0)
+  size_t wrote = fwrite(data, 1, len, f);
+  if (fclose(f) != 0 || wrote != len)
     fail_msg("cannot write %s: %s", p, strerror(errno));
+}
+
+void fixture_write(const char *root, const char *rel, const char *content) {
+  fixture_write_bytes(root, rel, content, content ? strlen(content) : 0);
 }
 
 void fixture_symlink(const char *root, const char *rel, const char *target) {

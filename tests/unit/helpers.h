@@ -8,9 +8,16 @@
 #ifndef DP_TEST_HELPERS_H
 #define DP_TEST_HELPERS_H
 
+#include <stddef.h>
+
 /* Writes ROOT/REL with `content`, creating the missing directories (mode
  * 0755) first; content NULL creates only the directories above REL. */
 void fixture_write(const char *root, const char *rel, const char *content);
+
+/* Writes ROOT/REL with len bytes of data (binary: NULs allowed), creating
+ * the missing directories first. */
+void fixture_write_bytes(const char *root, const char *rel, const void *data,
+                         size_t len);
 
 /* Makes ROOT/REL a symlink to `target` (relative to REL's directory, as
  * sysfs's are), creating the directories above it. */

@@ -472,7 +472,7 @@ static void write_mounts(char *mountinfo, size_t len) {
  * an overlay to its upper layer's disk (also when that is on btrfs). */
 static void test_resolve_btrfs_and_overlay(void **state) {
   (void)state;
-  char mi[300], members[DP_BLOCKDEV_MEMBERS_MAX];
+  char mi[300], members[DP_BLOCKDEV_MEMBERS_LEN];
   write_mounts(mi, sizeof(mi));
   dp_blockdev_t d;
   /* the anonymous number itself is not in sysfs */
@@ -613,6 +613,174 @@ static void test_escape(void **state) {
   assert_string_equal(in.serial, "S\\x09N\\\\1");
 }
 
+/* ---- identity --------------------------------------------------------- */
+
+/* One disk's identity as expected; NULL strings are not compared. */
+typedef struct {
+  const char *name, *disk, *model, *firmware, *serial, *wwn;
+  dp_media_t media;
+  uint64_t capacity_bytes;
+  uint32_t logical, physical;
+  size_t nmembers;
+} want_id_t;
+
+static void expect_identity(const want_id_t *w, dp_disk_identity_t *id) {
+  int rc = dp_blockdev_identity(root, w->name, id);
+  if (rc != 0)
+    fail_msg("%s: expected 0, got %d", w->name, rc);
+  const char *got[] = {id->disk, id->model, id->firmware, id->serial, id->wwn};
+  const char *want[] = {w->disk, w->model, w->firmware, w->serial, w->wwn};
+  static const char *const what[] = {"disk", "model", "firmware", "serial",
+                                     "wwn"};
+  for (size_t i = 0; i < sizeof(got) / sizeof(got[0]); i++)
+    if (want[i] != NULL && strcmp(got[i], want[i]) != 0)
+      fail_msg("%s: expected %s \"%s\", got \"%s\"", w->name, what[i], want[i],
+               got[i]);
+  if (id->media != w->media || id->capacity_bytes != w->capacity_bytes ||
+      id->logical_block_bytes != w->logical ||
+      id->physical_block_bytes != w->physical || id->nmembers != w->nmembers)
+    fail_msg("%s: expected media %s, %llu bytes, blocks %u/%u, %zu members; "
+             "got %s, %llu, %u/%u, %zu",
+             w->name, dp_media_name(w->media),
+             (unsigned long long)w->capacity_bytes, w->logical, w->physical,
+             w->nmembers, dp_media_name(id->media),
+             (unsigned long long)id->capacity_bytes, id->logical_block_bytes,
+             id->physical_block_bytes, id->nmembers);
+}
+
+/* SATA (serial from the VPD page, WWN from device/wwid), a partition (its
+ * disk's identity), NVMe (the controller's model, serial, firmware_rev and
+ * the namespace's wwid), virtio (no model at all). */
+static void test_identity_per_kind(void **state) {
+  (void)state;
+  write_host();
+  static const unsigned char pg80[] = {0x00, 0x80, 0x00, 0x0c, ' ', ' ',
+                                       'W',  'D',  '-',  'W',  'C', 'C',
+                                       '6',  'Y',  '1',  ' ',  'x', 'x'};
+  fixture_write_bytes(root, "devices/pci0/ata1/block/sda/device/vpd_pg80", pg80,
+                      sizeof(pg80));
+  fixture_write(root, "devices/pci0/nvme/nvme0/nvme0n1/wwid",
+                "eui.002538b581b2c3d4\n");
+  dp_disk_identity_t id;
+  const char *sda_wwn =
+      "t10.ATA     WDC WD10EZEX-08W                        WD-WCC6Y1";
+  expect_identity(&(want_id_t){"sda", "sda", "WDC WD10EZEX-08W", "1A01",
+                               "WD-WCC6Y1", sda_wwn, DP_MEDIA_HDD,
+                               1953525168ull * 512, 512, 4096, 0},
+                  &id);
+  char words[256];
+  assert_string_equal(
+      dp_blockdev_identity_describe(&id, words, sizeof(words)),
+      "media hdd, model \"WDC WD10EZEX-08W\", firmware 1A01, serial "
+      "WD-WCC6Y1, wwn t10.ATA     WDC WD10EZEX-08W                        "
+      "WD-WCC6Y1, 1000204886016 bytes, blocks 512/4096 bytes");
+  /* the header's length (12) ends the serial, not the file */
+  expect_identity(&(want_id_t){"sda1", "sda", "WDC WD10EZEX-08W", "1A01",
+                               "WD-WCC6Y1", sda_wwn, DP_MEDIA_HDD,
+                               1953525168ull * 512, 512, 4096, 0},
+                  &id);
+  expect_identity(&(want_id_t){"nvme0n1", "nvme0n1",
+                               "Samsung SSD 970 EVO 500GB", "2B2QEXE7",
+                               "S466NX0K123456A", "eui.002538b581b2c3d4",
+                               DP_MEDIA_NVME, 1000215216ull * 512, 512, 512, 0},
+                  &id);
+  expect_identity(&(want_id_t){"vda", "vda", "", "", "", "", DP_MEDIA_VIRTUAL,
+                               41943040ull * 512, 0, 0, 0},
+                  &id);
+  char cls[DP_DISK_CLASS_MAX];
+  assert_string_equal(dp_blockdev_class(NULL, id.model, cls, sizeof(cls)),
+                      "unknown");
+  assert_string_equal(
+      dp_blockdev_class("cloud-gp3", id.model, cls, sizeof(cls)), "cloud-gp3");
+
+  /* a VPD page that is not page 0x80 says nothing */
+  fixture_write(root, "devices/pci0/ata1/block/sda/device/vpd_pg80", "junk");
+  assert_int_equal(dp_blockdev_identity(root, "sda", &id), 0);
+  assert_string_equal(id.serial, "");
+
+  assert_int_equal(dp_blockdev_identity(root, "nvme9n1", &id), -ENODEV);
+  assert_string_equal(id.disk, "nvme9n1");
+  assert_int_equal(id.media, DP_MEDIA_NVME);
+  assert_string_equal(id.model, "");
+}
+
+/* md0 over sdb1 + sdc1 and dm-0 over sdb2 + sdc2: each names its two
+ * member disks; one model across the members is the stack's model, two
+ * different ones are none. */
+static void test_identity_stacks(void **state) {
+  (void)state;
+  write_host();
+  fixture_write(root, "devices/pci0/ata2/block/sdb/device/model",
+                "Samsung SSD 860\n");
+  fixture_write(root, "devices/pci0/ata3/block/sdc/device/model",
+                "Samsung SSD 860\n");
+  dp_disk_identity_t id;
+  expect_identity(&(want_id_t){"md0", "md0", "Samsung SSD 860", "", "", "",
+                               DP_MEDIA_SSD, 900 * 512, 0, 0, 2},
+                  &id);
+  assert_string_equal(id.members[0], "sdb");
+  assert_string_equal(id.members[1], "sdc");
+  char cls[DP_DISK_CLASS_MAX], words[256];
+  assert_string_equal(dp_blockdev_class("", id.model, cls, sizeof(cls)),
+                      "Samsung_SSD_860");
+  assert_string_equal(
+      dp_blockdev_identity_describe(&id, words, sizeof(words)),
+      "media ssd, model \"Samsung SSD 860\", 460800 bytes, members sdb sdc");
+  dp_blockdev_identity_describe(&id, words, 12); /* cut, terminated */
+  assert_string_equal(words, "media ssd, ");
+
+  fixture_write(root, "devices/pci0/ata3/block/sdc/device/model",
+                "Crucial MX500\n");
+  expect_identity(&(want_id_t){"dm-0", "dm-0", "", "", "", "", DP_MEDIA_SSD,
+                               800 * 512, 0, 0, 2},
+                  &id);
+  assert_string_equal(id.members[0], "sdb");
+  assert_string_equal(id.members[1], "sdc");
+  /* a member disk's own identity is its own */
+  expect_identity(&(want_id_t){"sdc", "sdc", "Crucial MX500", "", "", "",
+                               DP_MEDIA_SSD, 1000 * 512, 0, 0, 0},
+                  &id);
+}
+
+/* The class name: the option over the model, sanitised, cut, "unknown". */
+static void test_class_names(void **state) {
+  (void)state;
+  char cls[DP_DISK_CLASS_MAX], small[8], long_model[100];
+  memset(long_model, 'M', sizeof(long_model) - 1);
+  long_model[sizeof(long_model) - 1] = '\0';
+  static const struct {
+    const char *option, *model, *want;
+  } cases[] = {
+      {NULL, "Samsung SSD 970 EVO 500GB", "Samsung_SSD_970_EVO_500GB"},
+      {"", "QEMU HARDDISK", "QEMU_HARDDISK"},
+      {"gp3", "Amazon Elastic Block Store", "gp3"},
+      {NULL, "a/b\\x0a\"c'", "a_b_x0a_c_"},
+      {NULL, "", "unknown"},
+      {NULL, NULL, "unknown"},
+      {"ok.v1_2-3", "x", "ok.v1_2-3"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    dp_blockdev_class(cases[i].option, cases[i].model, cls, sizeof(cls));
+    if (strcmp(cls, cases[i].want) != 0)
+      fail_msg("class(%s, %s): expected \"%s\", got \"%s\"",
+               cases[i].option ? cases[i].option : "NULL",
+               cases[i].model ? cases[i].model : "NULL", cases[i].want, cls);
+  }
+  dp_blockdev_class(NULL, long_model, cls, sizeof(cls));
+  assert_int_equal(strlen(cls), DP_DISK_CLASS_MAX - 1);
+  dp_blockdev_class(NULL, long_model, small, sizeof(small));
+  assert_string_equal(small, "MMMMMMM");
+
+  assert_int_equal(dp_blockdev_class_check("gp3"), 0);
+  assert_int_equal(dp_blockdev_class_check("Samsung_SSD.860-a"), 0);
+  assert_int_equal(dp_blockdev_class_check(""), -EINVAL);
+  assert_int_equal(dp_blockdev_class_check("two words"), -EINVAL);
+  assert_int_equal(dp_blockdev_class_check("a/b"), -EINVAL);
+  assert_int_equal(dp_blockdev_class_check(long_model), -EINVAL);
+  long_model[DP_DISK_CLASS_MAX - 1] = '\0';
+  assert_int_equal(dp_blockdev_class_check(long_model), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_attr_strict, setup, teardown),
@@ -629,6 +797,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_resolve_live, setup, teardown),
       cmocka_unit_test_setup_teardown(test_media_classes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_escape, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_identity_per_kind, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_identity_stacks, setup, teardown),
+      cmocka_unit_test(test_class_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

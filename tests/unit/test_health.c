@@ -248,13 +248,13 @@ static void test_state_file(void **state) {
   dp_health_t *h = make(2, DP_MEDIA_SSD);
   arm(h, 0, 25);
   arm(h, 1, 5);
-  assert_int_equal(dp_health_save(h, path), 0);
+  char err[256] = "";
+  assert_int_equal(dp_health_save(h, path, err, sizeof(err)), 0);
   assert_int_equal(access(path, F_OK), 0);
   dp_health_free(h);
 
   /* a restart: armed at once with the same baseline */
   h = make(2, DP_MEDIA_SSD);
-  char err[256] = "";
   assert_int_equal(dp_health_load(h, path, err, sizeof(err)), 0);
   dp_health_obs_t o[2];
   healthy(o, 0);

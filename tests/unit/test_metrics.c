@@ -39,9 +39,12 @@ static void test_ids_and_fields(void **state) {
                      m->type_instance != NULL);
     assert_non_null(m->unit);
     assert_non_null(m->help);
-    /* the device view's series are named by fixed strings */
+    /* the device view's series are named by fixed strings, but for the
+     * identity series, whose type instance is the disk's class */
     if (m->plugin_instance == DP_METRIC_PI_DEVICE)
-      assert_int_equal(m->type_instance_rule, DP_METRIC_TI_FIXED);
+      assert_int_equal(m->type_instance_rule, i == DP_METRIC_DEV_INFO
+                                                  ? DP_METRIC_TI_CLASS
+                                                  : DP_METRIC_TI_FIXED);
   }
   for (int i = 0; i < DP_METRIC_TYPE_COUNT; i++)
     assert_true(used[i]); /* no type without a series */

@@ -302,6 +302,7 @@ static void test_live_round(void **state) {
   assert_int_equal(dp_target_conf_set(&t, "Path", path, err, sizeof(err)), 0);
   assert_int_equal(dp_target_conf_set(&t, "FileSize", "4M", err, sizeof(err)),
                    0);
+  assert_int_equal(dp_target_conf_set(&t, "Class", "lab", err, sizeof(err)), 0);
   assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
   dp_plugin_conf_t pc;
   dp_plugin_conf_init(&pc);
@@ -350,7 +351,17 @@ static void test_live_round(void **state) {
     assert_true(found);
     assert_float_equal(rd, 100.0, 1e-6); /* 1000 reads in 10 s */
     assert_int_equal(r.ndevices, 1);
+    /* the disk's identity series: its class the target's Class, its
+     * value the capacity sysfs gives */
+    const char *cls = NULL;
+    const dp_disk_identity_t *id = dp_monitor_disk_identity(m, disk, &cls);
+    assert_non_null(id);
+    assert_string_equal(cls, "lab");
+    double cap = last_value(&r, in, "disk_info", "lab", &found);
+    assert_true(found);
+    assert_float_equal(cap, (double)id->capacity_bytes, 0);
   }
+  assert_null(dp_monitor_disk_identity(m, "no-such-disk", NULL));
   assert_true(r.nlogs > 0); /* the disk, its class, the layout */
   assert_int_equal(dp_monitor_stop(m), 0);
   dp_monitor_free(m);
@@ -428,7 +439,7 @@ static void test_not_probing_is_failure(void **state) {
 /* A monitor of one target on the probe directory, with the state file in
  * dir: ProbeInterval ivl, default probes. */
 static dp_monitor_t *one_target(rec_t *r, dp_monitor_sink_t *sink,
-                                const char *ivl) {
+                                const char *ivl, int read_only) {
   dp_target_conf_t t;
   char err[256], path[128];
   dp_target_conf_init(&t, "t1");
@@ -446,6 +457,7 @@ static dp_monitor_t *one_target(rec_t *r, dp_monitor_sink_t *sink,
                           .ntargets = 1,
                           .host = "h1",
                           .state_dir = dir,
+                          .state_read_only = read_only,
                           .read_interval_ns = 10 * DP_NS_PER_S,
                           .now_ns = fake_clock};
   dp_monitor_t *m;
@@ -461,7 +473,7 @@ static void test_start_says_cost_and_interval_change(void **state) {
   (void)state;
   rec_t r;
   dp_monitor_sink_t sink;
-  dp_monitor_t *m = one_target(&r, &sink, "10");
+  dp_monitor_t *m = one_target(&r, &sink, "10", 0);
   assert_non_null(strstr(r.logs, "DutyCycle 2 % allows 0.2 s a round, so "
                                  "each runs for 20 % of its Duration "
                                  "(randread-qd1 0.1 s, randread-qd32 0.05 s, "
@@ -473,17 +485,47 @@ static void test_start_says_cost_and_interval_change(void **state) {
   assert_int_equal(dp_monitor_stop(m), 0); /* saves the state file */
   dp_monitor_free(m);
 
-  m = one_target(&r, &sink, "60");
+  m = one_target(&r, &sink, "60", 0);
   assert_non_null(strstr(r.logs, "within DutyCycle 2 %"));
   assert_non_null(strstr(r.logs, "ProbeInterval is 60 s now, 10 s when the "
                                  "state file was saved: RRD files made "
                                  "before keep their 10 s step"));
   dp_monitor_stop(m);
   dp_monitor_free(m);
-  m = one_target(&r, &sink, "60"); /* unchanged since: nothing said */
+  m = one_target(&r, &sink, "60", 0); /* unchanged since: nothing said */
   assert_null(strstr(r.logs, "ProbeInterval is"));
   dp_monitor_stop(m);
   dp_monitor_free(m);
+}
+
+/* A config test (state_read_only) writes no state file; a run does; a
+ * StateDir its group may write keeps none, said once at start. */
+static void test_state_file_read_only_and_refused(void **state) {
+  (void)state;
+  rec_t r;
+  dp_monitor_sink_t sink;
+  char f[128];
+  snprintf(f, sizeof(f), "%s/%s", dir, DP_MONITOR_STATE_FILE);
+  for (int read_only = 1; read_only >= 0; read_only--) {
+    dp_monitor_t *m = one_target(&r, &sink, "10", read_only);
+    assert_int_equal(dp_monitor_stop(m), 0);
+    dp_monitor_free(m);
+    assert_int_equal(access(f, F_OK), read_only ? -1 : 0);
+  }
+  assert_null(strstr(r.logs, "not saved"));
+  assert_int_equal(chmod(dir, 0770), 0);
+  dp_monitor_t *m = one_target(&r, &sink, "10", 0);
+  char want[256];
+  snprintf(want, sizeof(want),
+           "StateDir %s: directory %s is group-writable without the sticky "
+           "bit",
+           dir, dir);
+  assert_non_null(strstr(r.logs, want));
+  assert_non_null(strstr(r.logs, "the health baselines are not kept"));
+  assert_null(strstr(r.logs, "restored"));
+  dp_monitor_stop(m);
+  dp_monitor_free(m);
+  assert_int_equal(chmod(dir, 0700), 0);
 }
 
 int main(void) {
@@ -495,6 +537,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_round, live_setup,
                                       live_teardown),
       cmocka_unit_test_setup_teardown(test_start_says_cost_and_interval_change,
+                                      live_setup, live_teardown),
+      cmocka_unit_test_setup_teardown(test_state_file_read_only_and_refused,
                                       live_setup, live_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

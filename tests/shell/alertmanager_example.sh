@@ -1,0 +1,145 @@
+#!/bin/bash
+# tests/shell/alertmanager_example.sh - contrib/examples/alertmanager.yml:
+#
+#  * amtool check-config accepts it;
+#  * amtool's route test sends critical to the pager, warning and info to
+#    the ticket receiver (diskprobe's alert names and labels);
+#  * the real Alertmanager (Debian's prometheus-alertmanager, on loopback)
+#    with the file, given the alerts of a host whose target pgdata on sda
+#    FAILS while sda is also saturated, and whose target backup on sdb is
+#    degraded: pgdata's WARNING and sda's saturation are inhibited by the
+#    FAILURE, backup's WARNING, sdb's saturation and the fleet-wide
+#    DiskProbeMissing (no device, no target) are not;
+#  * the pager receiver (its webhook pointed at a receiver on loopback)
+#    gets a FAILURE and, once it is resolved, "resolved" within the
+#    example's group_interval (1m; Alertmanager's default of 5m made it
+#    4-5 min); the warnings (a busy disk among them) never reach it.
+#
+# Needs amtool and prometheus-alertmanager (Debian: prometheus-alertmanager),
+# curl and python3. Exit 0 pass, 1 fail, 77 skip.
+set -u
+. "$(dirname "$0")/lib.sh"
+need_cmd amtool prometheus-alertmanager
+need_cmd prometheus-alertmanager prometheus-alertmanager
+need_cmd curl
+need_cmd python3
+conf=$top_srcdir/contrib/examples/alertmanager.yml
+d=$(make_tmpdir)
+
+amtool check-config "$conf" >"$d/check.out" 2>&1 && pass "amtool check-config: $(grep -c '^ - ' "$d/check.out") sections" ||
+  fail "amtool check-config refused it: $(cat "$d/check.out")"
+
+# route ALERTNAME SEVERITY RECEIVER
+route() {
+  local got
+  got=$(amtool config routes test --config.file="$conf" alertname="$1" severity="$2" instance=h1 diskprobe=pgdata device=sda 2>/dev/null)
+  [ "$got" = "$3" ] && pass "route: $1 ($2) goes to $3" || fail "route: $1 ($2) goes to '$got', expected $3"
+}
+route DiskProbeHealthFailure critical pager
+route DiskProbeStalled critical pager
+route DiskProbeHealthWarning warning ticket
+route DiskProbeDeviceSaturated warning ticket
+route DiskProbeLatencyHigh info ticket
+
+# am_start CONFIG NAME: Alertmanager with CONFIG on a free loopback port, its
+# data and log (DIR/NAME.log) under DIR/NAME; sets url once it is ready.
+am_start() {
+  local port
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  url="http://127.0.0.1:$port"
+  prometheus-alertmanager --config.file="$1" --storage.path="$d/$2" --web.listen-address="127.0.0.1:$port" \
+    --cluster.listen-address= --log.level=warn >"$d/$2.log" 2>&1 &
+  register_pid $!
+  wait_until 30 curl -fs "$url/-/ready" -o /dev/null || { cat "$d/$2.log"; die "Alertmanager not ready on $url"; }
+}
+
+# ---- the inhibitions, with the real Alertmanager ---------------------------
+am_start "$conf" alertmanager
+
+python3 - "$d/alerts.json" <<'PY'
+import json, sys
+def alert(name, severity, **labels):
+    labels.update(alertname=name, severity=severity)
+    return {"labels": labels, "annotations": {"summary": name}}
+json.dump([
+    alert("DiskProbeHealthFailure", "critical", instance="h1", diskprobe="pgdata", device="sda"),
+    alert("DiskProbeHealthWarning", "warning", instance="h1", diskprobe="pgdata", device="sda"),
+    alert("DiskProbeDeviceSaturated", "warning", instance="h1", diskprobe="dev-sda", device="sda"),
+    alert("DiskProbeHealthWarning", "warning", instance="h1", diskprobe="backup", device="sdb"),
+    alert("DiskProbeDeviceSaturated", "warning", instance="h1", diskprobe="dev-sdb", device="sdb"),
+    alert("DiskProbeMissing", "warning", scope="fleet"),
+], open(sys.argv[1], "w"))
+PY
+curl -fs -X POST -H 'Content-Type: application/json' --data @"$d/alerts.json" "$url/api/v2/alerts" ||
+  die "posting the alerts to $url/api/v2/alerts failed"
+# "ALERTNAME DISKPROBE inhibited|active" per alert, once the inhibitor has
+# seen the FAILURE (it reads the alerts asynchronously).
+states() {
+  curl -fs "$url/api/v2/alerts" | python3 -c '
+import json, sys
+for a in sorted(json.load(sys.stdin), key=lambda a: (a["labels"]["alertname"], a["labels"].get("diskprobe", ""))):
+    print(a["labels"]["alertname"], a["labels"].get("diskprobe", "-"), "inhibited" if a["status"]["inhibitedBy"] else "active")'
+}
+wait_until 20 bash -c "$(declare -f states); url=$url; states | grep -q inhibited" || true
+states >"$d/states"
+sed 's/^/  /' "$d/states"
+expect() { # expect ALERTNAME DISKPROBE STATE
+  grep -qx "$1 $2 $3" "$d/states" && pass "$1 of $2: $3" || fail "$1 of $2: not $3 ($(grep "^$1 $2 " "$d/states" || echo missing))"
+}
+expect DiskProbeHealthFailure pgdata active
+expect DiskProbeHealthWarning pgdata inhibited
+expect DiskProbeDeviceSaturated dev-sda inhibited
+expect DiskProbeHealthWarning backup active
+expect DiskProbeDeviceSaturated dev-sdb active
+expect DiskProbeMissing - active
+
+
+# ---- the pager: a failure and its resolution, nothing else ----------------
+python3 - "$d/hook.port" "$d/hook.log" <<'PY' &
+import http.server, json, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with open(sys.argv[2], "a") as f:
+            for a in body["alerts"]:
+                f.write("%.0f %s %s %s\n" % (time.time(), body["receiver"], a["status"], a["labels"]["alertname"]))
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_port))
+s.serve_forever()
+PY
+register_pid $!
+touch "$d/hook.log"
+wait_until 10 test -s "$d/hook.port" || die "the webhook receiver did not start"
+sed "s|http://CHANGE-ME-pager-bridge.example.net/diskprobe|http://127.0.0.1:$(cat "$d/hook.port")/pager|" "$conf" >"$d/pager.yml"
+grep -q "127.0.0.1:$(cat "$d/hook.port")/pager" "$d/pager.yml" || die "the pager webhook URL was not found in $conf"
+am_start "$d/pager.yml" alertmanager-pager
+# post LABELS_JSON [ENDS_AT]: one alert, as Prometheus sends it
+post() {
+  curl -fs -X POST -H 'Content-Type: application/json' \
+    --data "[{\"labels\": $1${2:+, \"endsAt\": \"$2\"}}]" "$url/api/v2/alerts" || fail "posting $1 failed"
+}
+fail_l='{"alertname": "DiskProbeHealthFailure", "severity": "critical", "instance": "h1", "diskprobe": "pgdata", "device": "sda"}'
+busy_l='{"alertname": "DiskProbeDeviceSaturated", "severity": "warning", "instance": "h2", "diskprobe": "dev-sdb", "device": "sdb"}'
+post "$fail_l"
+post "$busy_l"
+# group_wait 30s, then the page
+wait_until 90 grep -q "pager firing DiskProbeHealthFailure" "$d/hook.log" &&
+  pass "the FAILURE reached the pager" || fail "the FAILURE did not reach the pager in 90 s"
+t0=$(date +%s)
+post "$fail_l" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+if wait_until 150 grep -q "pager resolved DiskProbeHealthFailure" "$d/hook.log"; then
+  t1=$(awk '$3 == "resolved" { print $1; exit }' "$d/hook.log")
+  num_cmp $((t1 - t0)) '<' 120 && pass "resolved reached the pager $((t1 - t0)) s after the FAILURE ended (group_interval 1m)" ||
+    fail "resolved took $((t1 - t0)) s"
+else
+  fail "no resolved at the pager within 150 s"
+fi
+grep -q "DiskProbeDeviceSaturated" "$d/hook.log" && fail "the busy disk's warning reached the pager" ||
+  pass "the busy disk's warning did not page"
+sed 's/^/  webhook: /' "$d/hook.log"
+
+finish alertmanager_example 'cat "$d/alertmanager.log" "$d/alertmanager-pager.log"'
