@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 static const char *const rule_names[DP_RULE_COUNT] = {
-    "baseline", "ceiling", "peers", "stall", "errors", "failslow"};
+    "baseline", "ceiling",  "peers", "stall",        "errors",
+    "failslow", "capacity", "tail",  "intermittent", "probing"};
 static const char *const level_names[] = {"ok", "warning", "failure"};
 static const double media_ceilings[DP_MEDIA_COUNT] = {0.050, 0.002, 0.005,
                                                       0.050, 0.020};
@@ -46,6 +47,13 @@ void dp_health_conf_init(dp_health_conf_t *c) {
   c->ceiling_rounds = 3;
   c->peer_rounds = 3;
   c->clear_rounds = 3;
+  c->cap_warn = 2.0;
+  c->cap_warn_seq = 1.75;
+  c->cap_fail = 8.0;
+  c->cap_n = 7;
+  c->tail_warn = 3.5;
+  c->tail_n = TAIL_N;
+  c->inter_k = 3;
 }
 
 int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
@@ -59,7 +67,10 @@ int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
       !(c->fail >= c->warn_fast) || c->ceiling_rounds == 0 ||
       c->ceiling_rounds > HIST_N || c->clear_rounds == 0 ||
       c->clear_rounds > HIST_N || c->peer_rounds == 0 || !(c->peer_ratio > 1) ||
-      !(c->burst_scale >= 1))
+      !(c->burst_scale >= 1) || !(c->cap_warn > 1) || !(c->cap_warn_seq > 1) ||
+      !(c->cap_fail >= c->cap_warn) || c->cap_n < 3 || c->cap_n > HIST_N ||
+      !(c->tail_warn > 1) || c->tail_n < 3 || c->tail_n > TAIL_N ||
+      c->inter_k < 2 || c->inter_k > HIST_N)
     return -EINVAL;
   dp_health_t *h = calloc(1, sizeof(*h));
   if (h == NULL)
@@ -83,6 +94,9 @@ void dp_health_free(dp_health_t *h) {
     for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
       for (int s = 0; s < ST_COUNT; s++)
         free(h->t[i].probes[k].st[s].v);
+  for (size_t i = 0; h->t && i < h->n; i++)
+    for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
+      free(h->t[i].probes[k].shape.v);
   free(h->t);
   free(h->scratch);
   free(h);
@@ -107,11 +121,20 @@ int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
       if ((p->st[s].v = calloc(h->c.horizon_rounds, sizeof(float))) == NULL)
         return -ENOMEM;
     }
+    free(p->shape.v);
+    p->shape.head = p->shape.n = 0;
+    if ((p->shape.v = calloc(h->c.horizon_rounds, sizeof(float))) == NULL)
+      return -ENOMEM;
   }
   t->media = media;
   snprintf(t->model, sizeof(t->model), "%s", model ? model : "");
   t->ceiling_s = ceiling_s > 0 ? ceiling_s : dp_media_ceiling_s(media);
   t->last_p50 = NAN;
+  for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
+    for (size_t j = 0; j < HIST_N; j++)
+      t->craw_hist[k][j] = t->ps_hist[k][j] = NAN;
+  for (size_t j = 0; j < TAIL_N; j++)
+    t->tail_hist[j] = NAN;
   t->set = 1;
   return 0;
 }
@@ -212,6 +235,32 @@ static void push(target_t *t, double s, double u) {
     t->nhist++;
 }
 
+/* Prepends x to a history of cap values, newest first. */
+static void push_n(double *hist, unsigned cap, double x) {
+  memmove(hist + 1, hist, (cap - 1) * sizeof(double));
+  hist[0] = x;
+}
+
+/* The median of the measured values among the newest n of a history; NaN
+ * when fewer than `need` are measured. */
+static double hist_median(const double *x, unsigned have, unsigned n,
+                          unsigned need) {
+  double v[TAIL_N > HIST_N ? TAIL_N : HIST_N];
+  unsigned m = 0;
+  for (unsigned i = 0; i < n && i < have; i++)
+    if (x[i] == x[i])
+      v[m++] = x[i];
+  if (m < need || m == 0)
+    return NAN;
+  for (unsigned a = 1; a < m; a++) /* insertion sort: 15 at most */
+    for (unsigned b = a; b > 0 && v[b - 1] > v[b]; b--) {
+      double y = v[b];
+      v[b] = v[b - 1];
+      v[b - 1] = y;
+    }
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
 /* How many of the newest n entries are >= m (NaN never is). */
 static unsigned at_least(const double *hist, unsigned have, unsigned n,
                          double m) {
@@ -243,7 +292,10 @@ static dp_health_level_t baseline_rule(const dp_health_t *h, target_t *t,
   const double *s = t->s_hist, *u = t->u_hist;
   unsigned n = t->nhist;
   dp_health_level_t fired = DP_HEALTH_OK;
-  if (at_least(s, n, 3, c->fail) == 3 && n >= 3) {
+  int probe_failing = 0; /* any one probe at >= fail in 3 of 3 */
+  for (size_t k = 0; k < t->nprobes && n >= 3; k++)
+    probe_failing |= at_least(t->ps_hist[k], n, 3, c->fail) == 3;
+  if ((at_least(s, n, 3, c->fail) == 3 && n >= 3) || probe_failing) {
     fired = DP_HEALTH_FAILURE;
     *detail = "fail";
   } else if (n >= 2 && at_least(s, n, 2, c->warn_fast) == 2) {
@@ -290,7 +342,8 @@ static double peer_median(const dp_health_t *h, size_t i, unsigned *npeers) {
   for (size_t k = 0; k < h->n && n < 256; k++) {
     const target_t *o = &h->t[k];
     if (k == i || !o->set || o->media != me->media ||
-        strcmp(o->model, me->model) != 0 || !(o->last_p50 > 0))
+        strcmp(o->model, me->model) != 0 || !(o->last_p50 > 0) ||
+        strcmp(o->probes[0].key, me->probes[0].key) != 0)
       continue;
     v[n++] = o->last_p50;
   }
@@ -318,9 +371,11 @@ void dp_health_set_failslow(dp_health_t *h, size_t i, int flagged,
 /* A round's slowdown ratios of each probe against its baseline as it
  * stood before the round. */
 typedef struct {
-  double u[DP_HEALTH_PROBES_MAX]; /* uniform: p50 / base p50 */
-  double b[DP_HEALTH_PROBES_MAX]; /* bursty: min(mean, 1/IOPS) ratios */
-  int stalled, errors, nospace;   /* any probe of the round */
+  double u[DP_HEALTH_PROBES_MAX];    /* uniform: p50 / base p50 */
+  double b[DP_HEALTH_PROBES_MAX];    /* bursty: min(mean, 1/IOPS) ratios */
+  double c[DP_HEALTH_PROBES_MAX];    /* capacity loss: base IOPS / IOPS */
+  double tail[DP_HEALTH_PROBES_MAX]; /* (p99 / p50) / its baseline */
+  int stalled, errors, nospace;      /* any probe of the round */
 } round_ratios_t;
 
 /* The verdict before any rule: the level it comes from, nothing fired. */
@@ -330,6 +385,9 @@ static void round_start(const target_t *t, dp_health_verdict_t *v) {
   v->why_detail = "";
   v->peer_ratio = NAN;
   v->ceiling_s = t->ceiling_s;
+  v->tail = NAN;
+  for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
+    v->capacity[k] = v->capacity_raw[k] = NAN;
 }
 
 /* Each probe's baselines (into v), its figures now and its ratios; how
@@ -352,14 +410,20 @@ static void round_ratios(const dp_health_t *h, const target_t *t,
     r->nospace |= o->nospace > 0;
     v->p50_s[k] = o->p50_s;
     v->iops[k] = o->iops;
-    r->u[k] = r->b[k] = NAN;
+    r->u[k] = r->b[k] = r->c[k] = r->tail[k] = NAN;
     if (usable(o) && v->base_p50_s[k] > 0) {
       r->u[k] = o->p50_s / v->base_p50_s[k];
       double bm = o->mean_s / v->base_mean_s[k];
       double bi = v->base_iops[k] / o->iops;
       r->b[k] = bm < bi ? bm : bi;
+      r->c[k] = bi;
+      double shape = ring_median(h, &p->shape);
+      if (o->p99_s > 0 && isfinite(o->p99_s) && shape > 0 &&
+          p->shape.n >= h->c.arm_rounds)
+        r->tail[k] = o->p99_s / o->p50_s / shape;
     } else if (o->stalled || (o->iops == 0 && v->base_iops[k] > 0)) {
-      r->u[k] = r->b[k] = INFINITY; /* nothing completed: slower than all */
+      /* nothing completed: slower than all */
+      r->u[k] = r->b[k] = r->c[k] = INFINITY;
     }
   }
   v->baseline_rounds = learned == UINT32_MAX ? 0 : learned;
@@ -393,6 +457,70 @@ static void round_slowdown(const dp_health_t *h, target_t *t,
   /* warn-slow judges the first probe (QD1 in the default set): the
    * least noisy p50; a deep or sequential probe's p50 wanders more */
   push(t, v->slowdown, u[0]);
+  for (size_t k = 0; k < t->nprobes; k++)
+    push_n(t->ps_hist[k], HIST_N, v->probe_slowdown[k]);
+}
+
+/* On at `on` or above, off below on / 1.3; a NaN (not measured) keeps the
+ * state. */
+static int hold(int was, double x, double on) {
+  if (!(x == x))
+    return was;
+  return was ? x >= on / 1.3 : x >= on;
+}
+
+/* The capacity rule's level for a probe: a sequential probe's IOPS are
+ * steadier than a deep random probe's (recorded noise: see health.h). */
+static double cap_level(const dp_health_conf_t *c, const probe_t *p) {
+  return strncmp(p->key, "seq", 3) == 0 ? c->cap_warn_seq : c->cap_warn;
+}
+
+/* The per-probe rules (armed only): capacity, tail, intermittent. */
+static void round_probe_rules(const dp_health_t *h, target_t *t,
+                              const round_ratios_t *r, dp_health_verdict_t *v) {
+  const dp_health_conf_t *c = &h->c;
+  if (!v->armed)
+    return;
+  /* capacity: each probe but the first against the first's loss, so a
+   * whole-disk slowdown is the latency rules' to judge */
+  if (t->nprobe_hist < HIST_N)
+    t->nprobe_hist++;
+  double worst = NAN, worst_raw = NAN; /* worst: median / its level */
+  unsigned need = c->cap_n / 2 + 1;
+  for (size_t k = 0; k < t->nprobes; k++)
+    push_n(t->craw_hist[k], HIST_N, r->c[k]);
+  double c0 = hist_median(t->craw_hist[0], t->nprobe_hist, c->cap_n, need);
+  double ref = c0 > 1 ? c0 : 1;
+  for (size_t k = 1; k < t->nprobes; k++) {
+    v->capacity_raw[k] =
+        hist_median(t->craw_hist[k], t->nprobe_hist, c->cap_n, need);
+    v->capacity[k] = c0 == c0 ? v->capacity_raw[k] / ref : NAN;
+    double norm = v->capacity[k] / cap_level(c, &t->probes[k]);
+    if (norm == norm && (norm > worst || !(worst == worst))) {
+      worst = norm;
+      v->capacity_probe = k;
+    }
+    if (v->capacity_raw[k] > worst_raw || !(worst_raw == worst_raw))
+      worst_raw = v->capacity_raw[k];
+  }
+  t->cap_on = hold(t->cap_on, worst, 1.0);
+  t->cap_fail_on = hold(t->cap_fail_on, worst_raw, c->cap_fail);
+  /* tail: the smallest of the probes' tail ratios (the whole disk's) */
+  double tail = INFINITY;
+  unsigned measured = 0;
+  for (size_t k = 0; k < t->nprobes; k++)
+    if (r->tail[k] == r->tail[k]) {
+      measured++;
+      if (r->tail[k] < tail)
+        tail = r->tail[k];
+    }
+  push_n(t->tail_hist, TAIL_N,
+         measured >= (t->nprobes > 1 ? 2u : 1u) ? tail : NAN);
+  if (t->ntail < TAIL_N)
+    t->ntail++;
+  v->tail = hist_median(t->tail_hist, t->ntail, c->tail_n, c->tail_n / 2 + 1);
+  t->tail_on = hold(t->tail_on, v->tail, c->tail_warn);
+  v->intermittent = at_least(t->s_hist, t->nhist, HIST_N, c->warn_fast);
 }
 
 /* The baseline rule: the round's slowdown against the baseline, judged
@@ -408,6 +536,7 @@ static dp_health_level_t round_baseline(const dp_health_t *h, target_t *t,
   if (!v->armed)
     return DP_HEALTH_OK;
   round_slowdown(h, t, r, v);
+  round_probe_rules(h, t, r, v);
   return baseline_rule(h, t, detail);
 }
 
@@ -442,9 +571,9 @@ static void round_peers(const dp_health_t *h, size_t i,
 }
 
 /* Every rule's level, the worst of them and why. */
-static void round_verdict(target_t *t, dp_health_level_t base,
-                          const char *base_detail, const round_ratios_t *r,
-                          dp_health_verdict_t *v) {
+static void round_verdict(const dp_health_t *h, target_t *t,
+                          dp_health_level_t base, const char *base_detail,
+                          const round_ratios_t *r, dp_health_verdict_t *v) {
   v->rule[DP_RULE_BASELINE] = base;
   v->rule[DP_RULE_CEILING] = t->ceil_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->rule[DP_RULE_PEERS] = t->peer_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
@@ -454,6 +583,15 @@ static void round_verdict(target_t *t, dp_health_level_t base,
                             : r->nospace ? DP_HEALTH_WARNING
                                          : DP_HEALTH_OK;
   v->rule[DP_RULE_FAILSLOW] = t->failslow_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
+  v->rule[DP_RULE_CAPACITY] = t->cap_fail_on ? DP_HEALTH_FAILURE
+                              : t->cap_on    ? DP_HEALTH_WARNING
+                                             : DP_HEALTH_OK;
+  v->rule[DP_RULE_TAIL] = t->tail_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
+  v->rule[DP_RULE_INTERMITTENT] = v->armed && v->intermittent >= h->c.inter_k
+                                      ? DP_HEALTH_WARNING
+                                      : DP_HEALTH_OK;
+  v->rule[DP_RULE_PROBING] = DP_HEALTH_OK; /* a round came: it probes */
+  t->probing_fail = 0;
   v->level = DP_HEALTH_OK;
   v->why = DP_RULE_BASELINE;
   for (int k = 0; k < DP_RULE_COUNT; k++)
@@ -461,9 +599,10 @@ static void round_verdict(target_t *t, dp_health_level_t base,
       v->level = v->rule[k];
       v->why = (dp_health_rule_t)k;
     }
-  v->why_detail = v->why == DP_RULE_BASELINE ? base_detail
-                  : v->why == DP_RULE_ERRORS && !r->errors
-                      ? "no-space"
+  v->why_detail = v->why == DP_RULE_BASELINE               ? base_detail
+                  : v->why == DP_RULE_ERRORS && !r->errors ? "no-space"
+                  : v->why == DP_RULE_CAPACITY && t->cap_fail_on
+                      ? "collapse"
                       : dp_health_rule_name(v->why);
   v->changed = v->level != v->prev_level;
   t->level = v->level;
@@ -473,16 +612,30 @@ static void round_verdict(target_t *t, dp_health_level_t base,
 static void round_learn(const dp_health_t *h, target_t *t,
                         const dp_health_obs_t *obs,
                         const dp_health_verdict_t *v, const round_ratios_t *r) {
-  unsigned cap = h->c.horizon_rounds;
+  const dp_health_conf_t *c = &h->c;
+  unsigned cap = c->horizon_rounds;
   if (v->rule[DP_RULE_BASELINE] != DP_HEALTH_OK || r->stalled || r->errors ||
-      r->nospace)
+      r->nospace || t->cap_on || t->cap_fail_on || t->tail_on ||
+      v->rule[DP_RULE_INTERMITTENT] != DP_HEALTH_OK)
     return;
+  if (v->armed) { /* a round that looks degraded is not learned either */
+    if (v->slowdown >= c->warn_slow || r->u[0] >= c->warn_slow ||
+        r->b[0] >= 2.0)
+      return;
+    for (size_t k = 0; k < t->nprobes; k++)
+      if (v->probe_slowdown[k] >= c->warn ||
+          v->capacity[k] >= cap_level(c, &t->probes[k]))
+        return;
+  }
   for (size_t k = 0; k < t->nprobes; k++)
     if (usable(&obs[k])) {
       probe_t *p = &t->probes[k];
       dp_health_ring_add(&p->st[ST_P50], cap, (float)obs[k].p50_s);
       dp_health_ring_add(&p->st[ST_MEAN], cap, (float)obs[k].mean_s);
       dp_health_ring_add(&p->st[ST_IOPS], cap, (float)obs[k].iops);
+      if (obs[k].p99_s > 0 && isfinite(obs[k].p99_s))
+        dp_health_ring_add(&p->shape, cap,
+                           (float)(obs[k].p99_s / obs[k].p50_s));
     }
 }
 
@@ -496,27 +649,25 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
   dp_health_level_t base = round_baseline(h, t, &r, v, &base_detail);
   round_ceiling(h, t, &obs[0]);
   round_peers(h, i, &obs[0], v);
-  round_verdict(t, base, base_detail, &r, v);
+  round_verdict(h, t, base, base_detail, &r, v);
   round_learn(h, t, obs, v, &r);
 }
 
 static void pending_reset(target_t *t) {
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
-    t->pending[k] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0};
+    t->pending[k] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN};
   t->pending_any = 0;
 }
 
-int dp_health_feed(dp_health_t *h, size_t i, size_t probe, double p50_s,
-                   double mean_s, double iops, int stalled, uint64_t errors,
-                   uint64_t nospace, int last_in_round,
+int dp_health_feed(dp_health_t *h, size_t i, size_t probe,
+                   const dp_health_obs_t *o, int last_in_round,
                    dp_health_verdict_t *v) {
   target_t *t = &h->t[i];
   if (!t->pending_any)
     pending_reset(t);
   t->pending_any = 1;
   if (probe < t->nprobes)
-    t->pending[probe] =
-        (dp_health_obs_t){p50_s, mean_s, iops, stalled, errors, nospace};
+    t->pending[probe] = *o;
   if (!last_in_round)
     return 0;
   dp_health_obs_t obs[DP_HEALTH_PROBES_MAX];
@@ -524,6 +675,36 @@ int dp_health_feed(dp_health_t *h, size_t i, size_t probe, double p50_s,
   pending_reset(t);
   dp_health_round(h, i, obs, v);
   return 1;
+}
+
+void dp_health_not_probing(dp_health_t *h, size_t i, const char *why,
+                           dp_health_verdict_t *v) {
+  target_t *t = &h->t[i];
+  pending_reset(t);
+  round_start(t, v);
+  t->probing_fail = 1;
+  snprintf(t->probing_why, sizeof(t->probing_why), "%s", why ? why : "");
+  unsigned learned = UINT32_MAX;
+  for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++) {
+    const probe_t *p = &t->probes[k];
+    v->probe_slowdown[k] = v->p50_s[k] = v->iops[k] = NAN;
+    v->base_p50_s[k] = k < t->nprobes ? ring_median(h, &p->st[ST_P50]) : NAN;
+    v->base_mean_s[k] = k < t->nprobes ? ring_median(h, &p->st[ST_MEAN]) : NAN;
+    v->base_iops[k] = k < t->nprobes ? ring_median(h, &p->st[ST_IOPS]) : NAN;
+    if (k < t->nprobes && p->st[ST_P50].n < learned)
+      learned = p->st[ST_P50].n;
+  }
+  v->baseline_rounds = learned == UINT32_MAX ? 0 : learned;
+  v->armed = v->baseline_rounds >= h->c.arm_rounds;
+  v->slowdown = v->slowdown_uniform = NAN;
+  v->rule[DP_RULE_PROBING] = DP_HEALTH_FAILURE;
+  v->level = DP_HEALTH_FAILURE;
+  v->why = DP_RULE_PROBING;
+  v->why_detail = "probing";
+  v->not_probing = t->probing_why;
+  v->changed = v->level != v->prev_level;
+  t->level = v->level;
+  t->last_p50 = NAN; /* no reference for its peers */
 }
 
 /* ---- words ----------------------------------------------------------------
@@ -623,6 +804,41 @@ static void describe_what(const dp_health_t *h, const target_t *t,
       return;
     }
     snprintf(buf, len, "%s by errors: I/O errors", lvl);
+    return;
+  case DP_RULE_CAPACITY: {
+    size_t q = v->capacity_probe;
+    if (v->rule[DP_RULE_CAPACITY] == DP_HEALTH_FAILURE)
+      snprintf(buf, len,
+               "%s by collapse: probe %s at 1/%.1f of its baseline IOPS "
+               "(%.0f vs %.0f; median of %u rounds, threshold 1/%g)",
+               lvl, t->probes[q].name, v->capacity_raw[q], v->iops[q],
+               v->base_iops[q], c->cap_n, c->cap_fail);
+    else
+      snprintf(buf, len,
+               "%s by capacity: probe %s lost %.2fx more IOPS than probe %s "
+               "(IOPS %.0f vs %.0f; median of %u rounds, threshold %gx): "
+               "lost parallelism or bandwidth, not latency",
+               lvl, t->probes[q].name, v->capacity[q], t->probes[0].name,
+               v->iops[q], v->base_iops[q], c->cap_n,
+               cap_level(c, &t->probes[q]));
+    return;
+  }
+  case DP_RULE_TAIL:
+    snprintf(buf, len,
+             "%s by tail: p99 at %.2fx its usual distance from p50 on every "
+             "probe (median of %u rounds, threshold %gx): slow outliers "
+             "(retries, pauses) with p50 unchanged",
+             lvl, v->tail, c->tail_n, c->tail_warn);
+    return;
+  case DP_RULE_INTERMITTENT:
+    snprintf(buf, len,
+             "%s by intermittent: %u of the last %d rounds at >= %gx its "
+             "baseline (threshold %u): a fault that comes and goes",
+             lvl, v->intermittent, HIST_N, c->warn_fast, c->inter_k);
+    return;
+  case DP_RULE_PROBING:
+    snprintf(buf, len, "%s by probing: the target is not probing: %s", lvl,
+             v->not_probing && v->not_probing[0] ? v->not_probing : "no round");
     return;
   case DP_RULE_STALL:
   default:

@@ -64,13 +64,63 @@
  *   1/burst_scale. Real noise also comes in bursts (a busy neighbour for
  *   minutes): see the README's busy series.
  *
+ * Per-probe rules (once armed): what one probe shows and the round's S
+ * averages away. Each is judged over a window, each level chosen from the
+ * recorded noise of its own statistic (contrib/evaluation/health, the
+ * study beside replay_eval.py).
+ *   capacity      every probe but the first (the deep-queue and the
+ *                 sequential probe in the default set): its capacity loss
+ *                 c = base IOPS / IOPS, its median over the last cap_n
+ *                 rounds, relative to the first probe's median loss,
+ *                 r = med c / max(1, med c_first) -- so a whole-disk slowdown,
+ *                 which the latency rules judge, does not count twice,
+ *                 and a disk that lost its parallelism or half its
+ *                 bandwidth does. WARNING when r (4 of the cap_n = 7
+ *                 rounds measured at least) reaches
+ *                 cap_warn (2) -- cap_warn_seq (1.75) for a sequential
+ *                 probe, whose IOPS are steadier. Recorded noise (quiet,
+ *                 HDD-like and busy-VM series, rule_noise.py): the deep
+ *                 random probe's r >= 2 in at most 1.5 % of rounds, so 4
+ *                 of 7 independent rounds C(7,4) p^4 <= 1.9e-6 (a page
+ *                 per target-year at 60 s); the sequential probe's r >=
+ *                 1.75 in at most 0.7 % (4 of 7: 9e-8); no 7-round median
+ *                 of a healthy series reaches either (max 1.54, 1.50).
+ *                 FAILURE ("collapse") when the median of c itself
+ *                 reaches cap_fail (8: a tenth of the IOPS, read through
+ *                 the noise). Off when the median falls below
+ *                 the level / 1.3.
+ *   tail          the p99 / p50 of each probe against its learned median
+ *                 (a fattened tail with p50 unchanged: retries on weak
+ *                 sectors, GC pauses): the round's figure is the smallest
+ *                 over its probes (the whole disk's tail, not one probe's
+ *                 outlier); WARNING when its median over the last tail_n
+ *                 (15) rounds reaches tail_warn (3.5); healthy recorded
+ *                 series stay <= 3.22 (a busy shared disk). Off below
+ *                 tail_warn / 1.3. Needs arm_rounds of its own baseline,
+ *                 which is not in the state file (rebuilt after a start).
+ *   intermittent  S >= warn_fast in inter_k (3) of the last 10 rounds:
+ *                 a fault that comes and goes (every 3rd round 10x
+ *                 slower); single-round spikes (one in 25) never make 3.
+ *   fail          also: any one probe at >= fail (8x) in 3 of 3 rounds.
+ *
+ * Learning: a round is learned only when it looks normal -- no rule on,
+ *   S and the first probe's p50 ratio below warn_slow, its bursty ratio
+ *   below 2, no probe at >= warn, no relative capacity at >= cap_warn --
+ *   so a degradation is not learned even before a rule fires (a 2x step
+ *   is never absorbed).
+ *
+ * Probing: a target that cannot be probed (open failing, its probe file
+ *   gone or not ours, no round finished for two intervals and a Timeout)
+ *   is FAILURE by "probing" (dp_health_not_probing) until its next round.
+ *
  * Ceiling (armed or not: a disk slow from its first round)
  *   The first probe's p50 above the media class's ceiling for 3 rounds in
  *   a row: WARNING ("ceiling"). Defaults: NVMe 2 ms, SSD 5 ms, virtual or
  *   network 20 ms, HDD 50 ms, unknown 50 ms; per target overridable.
  *
  * Peers
- *   With three or more targets of one media class and model, each
+ *   With three or more targets of one media class and model whose first
+ *   probes run the same job (pattern, block size, queue depth), each
  *   target's first-probe p50 against the median of the others' in the
  *   same round; ratio >= 3 for 3 rounds in a row: WARNING ("peers"), so
  *   one disk slower than its siblings is flagged while host-wide load
@@ -110,7 +160,11 @@ typedef enum {
   DP_RULE_PEERS,
   DP_RULE_STALL,
   DP_RULE_ERRORS,
-  DP_RULE_FAILSLOW, /* the target's disk slower than its peers (peers.h) */
+  DP_RULE_FAILSLOW,     /* the target's disk slower than its peers (peers.h) */
+  DP_RULE_CAPACITY,     /* a probe's IOPS against the first probe's */
+  DP_RULE_TAIL,         /* p99 / p50 against its baseline, over 15 rounds */
+  DP_RULE_INTERMITTENT, /* S >= warn_fast in 3 of 10 rounds */
+  DP_RULE_PROBING,      /* the target is not probing at all */
   DP_RULE_COUNT
 } dp_health_rule_t;
 const char *dp_health_rule_name(dp_health_rule_t r);   /* "baseline" ... */
@@ -128,6 +182,12 @@ typedef struct {
   double peer_ratio;                              /* 3 */
   double burst_scale; /* the bursty part counts at 1/this (1.5) */
   unsigned ceiling_rounds, peer_rounds, clear_rounds; /* 3 each */
+  double cap_warn, cap_warn_seq;                      /* 2, 1.75 (relative) */
+  double cap_fail;                                    /* 8 (raw) */
+  unsigned cap_n;                                     /* 7 rounds, <= 10 */
+  double tail_warn;                                   /* 3.5 */
+  unsigned tail_n;                                    /* 15 rounds, <= 15 */
+  unsigned inter_k; /* 3 of 10 rounds at >= warn_fast */
 } dp_health_conf_t;
 void dp_health_conf_init(dp_health_conf_t *c);
 
@@ -137,6 +197,7 @@ typedef struct {
   int stalled;
   uint64_t errors;  /* I/O errors + short transfers in this round */
   uint64_t nospace; /* writes refused for want of space (ENOSPC, EDQUOT) */
+  double p99_s;     /* NaN or 0: the tail rule does not judge the probe */
 } dp_health_obs_t;
 
 /* A target's verdict after a round. */
@@ -157,6 +218,13 @@ typedef struct {
   double p50_s[DP_HEALTH_PROBES_MAX], iops[DP_HEALTH_PROBES_MAX]; /* now */
   double peer_ratio; /* NaN without 2+ peers */
   double ceiling_s;  /* in force */
+  /* the per-probe rules' statistics (NaN before armed / not measured) */
+  double capacity[DP_HEALTH_PROBES_MAX];     /* median relative capacity loss */
+  double capacity_raw[DP_HEALTH_PROBES_MAX]; /* median capacity loss */
+  size_t capacity_probe;                     /* the probe it judged worst */
+  double tail;             /* median of the round's tail ratio */
+  unsigned intermittent;   /* rounds of the last 10 at >= warn_fast */
+  const char *not_probing; /* dp_health_not_probing's cause, else NULL */
 } dp_health_verdict_t;
 
 typedef struct dp_health dp_health_t;
@@ -216,9 +284,19 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
  * judges the round into *v and returns 1; else 0. A probe of the round
  * that never reported (a round cut short) counts as not measured.
  */
-int dp_health_feed(dp_health_t *h, size_t i, size_t probe, double p50_s,
-                   double mean_s, double iops, int stalled, uint64_t errors,
-                   uint64_t nospace, int last_in_round, dp_health_verdict_t *v);
+int dp_health_feed(dp_health_t *h, size_t i, size_t probe,
+                   const dp_health_obs_t *o, int last_in_round,
+                   dp_health_verdict_t *v);
+
+/*
+ * Target i is not probing (why: "cannot open: ...", "no round for 130 s",
+ * copied): its verdict is FAILURE by "probing" into *v, kept (and said
+ * again by every call) until its next round is fed, which judges it as
+ * usual and so clears the rule. The round in progress, if any, is
+ * dropped.
+ */
+void dp_health_not_probing(dp_health_t *h, size_t i, const char *why,
+                           dp_health_verdict_t *v);
 
 /*
  * The verdict in words, for notifications and replays: level, rule, the

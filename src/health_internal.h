@@ -9,6 +9,7 @@
 #include "health.h"
 
 #define HIST_N 10 /* rounds of S remembered for k-of-n rules */
+#define TAIL_N 15 /* rounds of the tail statistic (its window) */
 #define NAME_MAX_ 64
 #define KEY_MAX_ 64
 
@@ -22,6 +23,7 @@ typedef struct {
 typedef struct {
   char name[NAME_MAX_], key[KEY_MAX_];
   ring_t st[ST_COUNT];
+  ring_t shape; /* p99 / p50 of learned rounds (not in the state file) */
 } probe_t;
 
 typedef struct {
@@ -43,6 +45,15 @@ typedef struct {
   int failslow_on; /* dp_health_set_failslow */
   double failslow_score;
   size_t failslow_peers;
+  /* per-probe rules, newest at [0]; NaN: not measured */
+  double craw_hist[DP_HEALTH_PROBES_MAX][HIST_N]; /* capacity loss c */
+  double ps_hist[DP_HEALTH_PROBES_MAX][HIST_N];   /* probe slowdown */
+  unsigned nprobe_hist;
+  double tail_hist[TAIL_N];
+  unsigned ntail;
+  int cap_on, cap_fail_on, tail_on;
+  int probing_fail; /* dp_health_not_probing until the next round */
+  char probing_why[128];
   dp_health_level_t level;
   double last_p50; /* first probe's p50 of the latest round, for peers */
   dp_health_obs_t pending[DP_HEALTH_PROBES_MAX]; /* dp_health_feed's round */

@@ -13,6 +13,18 @@
 #include <string.h>
 #include <syslog.h>
 
+/* Whether a target probes: its last judged round (the reading thread) and
+ * its open failing with the cause (the workers' events), under lock. */
+typedef struct {
+  uint64_t last_round_ns; /* monitor clock; 0: none yet */
+  int open_failing;
+  char cause[160];
+} live_target_t;
+typedef struct {
+  pthread_mutex_t lock;
+  live_target_t t[];
+} live_t;
+
 struct dp_monitor {
   dp_monitor_sink_t sink;
   char host[256];
@@ -39,6 +51,8 @@ struct dp_monitor {
   void *clock_arg;
   /* the wall clock of the read in progress, for the peers' callbacks */
   uint64_t read_wall_ns;
+  live_t *live;        /* is each target probing? NULL offline */
+  uint64_t started_ns; /* dp_monitor_start, monitor clock */
   /* the device view's disks as met: identity and class (disk_info) */
   struct disk_ident *idents;
   size_t nidents, cap_idents;
@@ -161,8 +175,23 @@ static void event_notice(const dp_monitor_t *m, const dp_sched_event_t *ev) {
               ev->probe_name ? ev->probe_name : "", msg, wall_now_ns());
 }
 
+/* An open failing or succeeding, for dp_monitor_read_targets. */
+static void live_event(const dp_monitor_t *m, const dp_sched_event_t *ev) {
+  if (m->live == NULL || ev->target >= m->ntargets ||
+      (ev->kind != DP_SCHED_OPEN_FAILED && ev->kind != DP_SCHED_OPENED))
+    return;
+  live_target_t *lt = &m->live->t[ev->target];
+  pthread_mutex_lock(&m->live->lock);
+  lt->open_failing = ev->kind == DP_SCHED_OPEN_FAILED;
+  if (lt->open_failing)
+    snprintf(lt->cause, sizeof(lt->cause), "cannot open %s: %s",
+             ev->path ? ev->path : "?", ev->msg ? ev->msg : "");
+  pthread_mutex_unlock(&m->live->lock);
+}
+
 static void on_event(const dp_sched_event_t *ev, void *arg) {
   const dp_monitor_t *m = arg;
+  live_event(m, ev);
   if (ev->kind == DP_SCHED_OPENED && ev->recovered)
     emit_log(m, LOG_INFO, DP_MONITOR_LOG_RELEASE, ev,
              "target \"%s\" (%s) is probing again.", ev->target_name, ev->path);
@@ -184,6 +213,7 @@ dp_monitor_obs_t dp_monitor_obs(size_t probe, uint64_t ops, int stalled,
   /* a probe that did no I/O and neither stalled nor failed was skipped
    * (a disk too slow for it): not measured, rather than infinitely slow */
   dp_monitor_obs_t o = {.probe = probe,
+                        .p99_s = NAN,
                         .p50_s = p50_s,
                         .mean_s = mean_s,
                         .iops = ops > 0 || stalled || errors > 0 ? iops : NAN,
@@ -232,14 +262,11 @@ static const char *target_device(dp_monitor_t *m, size_t i, char *buf,
   return buf;
 }
 
-int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
-                    uint64_t round, uint64_t wall_ns, uint64_t interval_ns,
-                    dp_health_verdict_t *out) {
-  dp_health_verdict_t v;
-  if (i >= m->ntargets ||
-      !dp_health_feed(m->health, i, o->probe, o->p50_s, o->mean_s, o->iops,
-                      o->stalled, o->errors, o->nospace, o->last_in_round, &v))
-    return 0;
+/* A verdict out: its values, the verdict sink, a notice when it changed. */
+static void publish_verdict(dp_monitor_t *m, size_t i,
+                            const dp_health_verdict_t *vp, uint64_t round,
+                            uint64_t wall_ns, uint64_t interval_ns) {
+  const dp_health_verdict_t v = *vp;
   emit_verdict_values(m, i, &v, wall_ns, interval_ns);
   char words[800], device[64];
   dp_health_describe(m->health, i, &v, words, sizeof(words));
@@ -266,6 +293,22 @@ int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
     emit_notice(m, severity_of(v.level), m->target_names[i], "health",
                 dp_health_rule_name(v.why), msg, wall_ns);
   }
+}
+
+int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
+                    uint64_t round, uint64_t wall_ns, uint64_t interval_ns,
+                    dp_health_verdict_t *out) {
+  dp_health_verdict_t v;
+  if (i >= m->ntargets ||
+      !dp_health_feed(m->health, i, o->probe,
+                      &(dp_health_obs_t){o->p50_s, o->mean_s, o->iops,
+                                         o->stalled, o->errors, o->nospace,
+                                         o->p99_s},
+                      o->last_in_round, &v))
+    return 0;
+  if (m->live != NULL)
+    m->live->t[i].last_round_ns = mono_now(m);
+  publish_verdict(m, i, &v, round, wall_ns, interval_ns);
   if (out)
     *out = v;
   return 1;
@@ -570,6 +613,7 @@ size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
         s->probe, r->ops, r->stalled, r->iops, r->lat_p50_s, r->lat_mean_s,
         r->err_io + r->err_short, s->last_in_round);
     o.nospace = r->err_nospace;
+    o.p99_s = r->lat_p99_s;
     dp_monitor_feed(m, s->target, &o, s->round, tm, s->interval_ns, NULL);
   }
   return n;
@@ -577,12 +621,57 @@ size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
 
 /* ---- per-read values of every target ------------------------------------ */
 
+/* Why target i is not probing now ("" when it is): its open failing, or
+ * no round judged for two intervals and a Timeout (since start, for one
+ * that never finished a round) -- stalled, hung or never started. */
+static void not_probing_cause(dp_monitor_t *m, size_t i,
+                              const dp_sched_target_state_t *st, char *buf,
+                              size_t len) {
+  buf[0] = '\0';
+  live_target_t *lt = &m->live->t[i];
+  uint64_t now = mono_now(m);
+  uint64_t since = lt->last_round_ns ? lt->last_round_ns : m->started_ns;
+  uint64_t grace = 2 * m->targets[i].interval_ns + m->targets[i].timeout_ns;
+  pthread_mutex_lock(&m->live->lock);
+  if (lt->open_failing)
+    snprintf(buf, len, "%s", lt->cause);
+  pthread_mutex_unlock(&m->live->lock);
+  if (buf[0] != '\0' || m->started_ns == 0 || now - since <= grace)
+    return;
+  double ago = (double)(now - since) / 1e9;
+  if (st->stalled)
+    snprintf(buf, len, "its I/O stalled %.0f s ago, no round since",
+             (double)st->stall_ns / 1e9);
+  else if (lt->last_round_ns == 0)
+    snprintf(buf, len, "no round finished in the %.0f s since start", ago);
+  else
+    snprintf(buf, len, "no round finished in %.0f s (ProbeInterval %.0f s)",
+             ago, (double)m->targets[i].interval_ns / 1e9);
+}
+
+/* A target that is not probing has a verdict every read: FAILURE by
+ * "probing", so its health series never go silent. */
+static void judge_not_probing(dp_monitor_t *m, size_t i,
+                              const dp_sched_target_state_t *st,
+                              uint64_t wall_ns) {
+  char cause[200];
+  if (m->live == NULL)
+    return;
+  not_probing_cause(m, i, st, cause, sizeof(cause));
+  if (cause[0] == '\0')
+    return;
+  dp_health_verdict_t v;
+  dp_health_not_probing(m->health, i, cause, &v);
+  publish_verdict(m, i, &v, 0, wall_ns, m->read_interval_ns);
+}
+
 void dp_monitor_read_targets(dp_monitor_t *m, uint64_t wall_ns) {
   uint64_t ivl = m->read_interval_ns;
   for (size_t i = 0; i < m->ntargets; i++) {
     const char *tn = m->target_names[i];
     dp_sched_target_state_t st;
     dp_sched_target_state(m->sched, i, &st);
+    judge_not_probing(m, i, &st, wall_ns);
     emit_gauge(m, DP_METRIC_TARGET_STALLED, tn, NULL, st.stalled, wall_ns, ivl);
     emit_gauge(m, DP_METRIC_TARGET_STALL_DURATION, tn, NULL,
                (double)st.stall_ns / 1e9, wall_ns, ivl);
@@ -819,6 +908,10 @@ static int sched_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   sc.on_event = on_event;
   sc.event_arg = m;
   sc.thread_create = c->thread_create;
+  m->live = calloc(1, sizeof(*m->live) + m->ntargets * sizeof(live_target_t));
+  if (m->live == NULL)
+    return -ENOMEM;
+  pthread_mutex_init(&m->live->lock, NULL);
   int rc = dp_sched_new(&m->sched, &sc, m->targets, m->ntargets);
   if (rc < 0) {
     LOG_PLAIN(m, LOG_ERR, "cannot set up the scheduler: %s", strerror(-rc));
@@ -937,6 +1030,7 @@ int dp_monitor_new_offline(dp_monitor_t **out, const dp_health_conf_t *hc,
 }
 
 int dp_monitor_start(dp_monitor_t *m) {
+  m->started_ns = mono_now(m);
   int rc = dp_sched_start(m->sched);
   if (rc < 0)
     LOG_PLAIN(m, LOG_ERR, "cannot start the probe workers: %s", strerror(-rc));
@@ -982,6 +1076,9 @@ void dp_monitor_free(dp_monitor_t *m) {
   dp_devview_free(m->devview);
   dp_health_free(m->health);
   dp_peers_free(m->peers);
+  if (m->live != NULL)
+    pthread_mutex_destroy(&m->live->lock);
+  free(m->live);
   free(m->idents);
   free(m->targets);
   free(m->target_names);

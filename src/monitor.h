@@ -270,6 +270,7 @@ typedef struct {
   uint64_t errors;  /* I/O errors + short transfers */
   uint64_t nospace; /* writes refused with ENOSPC/EDQUOT (0 from
                        dp_monitor_obs: set it after) */
+  double p99_s;     /* NaN from dp_monitor_obs: set it after */
   int last_in_round;
 } dp_monitor_obs_t;
 

@@ -40,6 +40,7 @@ typedef struct {
   unsigned open_failures; /* consecutive */
   int failed;             /* the last round ended in a failure */
   int timeout_short;      /* a brief stall was seen (TIMEOUT_SHORT sent) */
+  double shallow_p50_s;   /* the last p50 of a queue-depth-1 probe; NaN */
   int opened_once;        /* an OPENED was said (its first-time notes) */
   dp_sched_sample_t held[DP_PROBES_MAX]; /* a round held back by a stall */
   size_t nheld;
@@ -324,6 +325,7 @@ int dp_sched_new(dp_sched_t **out, const dp_sched_conf_t *c,
     t->index = i;
     t->t.fd = -1;
     t->interval_ns = t->conf.interval_ns;
+    t->shallow_p50_s = NAN;
     t->next_due_ns =
         s->c.splay ? dp_sched_splay_ns(now, t->interval_ns, &s->rng) : now;
     for (size_t k = 0; k < t->conf.nprobes; k++) {
@@ -672,6 +674,8 @@ static void sample_add(dp_sched_t *s, target_t *t, size_t i,
     rd->single_by[k] = ps->conf.name;
   }
   rd->busy_ns += (uint64_t)(r->wall_s * 1e9);
+  if (ps->conf.queue_depth == 1)
+    t->shallow_p50_s = r->ops > 0 ? r->lat_p50_s : NAN;
   ps->err_io_total += r->err_io;
   ps->err_short_total += r->err_short;
   ps->err_timeout_total += r->err_timeout;
@@ -817,6 +821,18 @@ static int held_stall(dp_sched_t *s, worker_t *w, target_t *t, int left) {
   return left;
 }
 
+int dp_sched_queueing_explains(unsigned queue_depth, double shallow_p50_s,
+                               double timeout_s) {
+  double s1 = shallow_p50_s, d = queue_depth;
+  return d > 1 && s1 > 0 && s1 < timeout_s / 2 && s1 * d >= timeout_s / 2;
+}
+
+static int queueing_explains(const target_t *t, size_t i) {
+  return dp_sched_queueing_explains(t->probes[i].conf.queue_depth,
+                                    t->shallow_p50_s,
+                                    (double)t->conf.timeout_ns / 1e9);
+}
+
 /* While stalled: reap for up to wait_ns; on full drain, clear the stall.
  * Returns what dp_engine_reap said: 0 cleared, > 0 still outstanding, < 0
  * the AIO context failed (the I/O stays fenced; reported once). */
@@ -844,7 +860,8 @@ static int unstall(dp_sched_t *s, worker_t *w, uint64_t wait_ns) {
   dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_ENDED, t);
   ev.stall_ns = now_ns(s) - since;
   emit(s, &ev);
-  if (w->stall_polls == 1 && !t->timeout_short) {
+  if (w->stall_polls == 1 && !t->timeout_short &&
+      queueing_explains(t, w->stalled_probe)) {
     /* drained at the first poll: a Timeout too short, not a hung disk */
     t->timeout_short = 1;
     ev = event_of(s, DP_SCHED_TIMEOUT_SHORT, t);

@@ -56,16 +56,21 @@
  *   every DP_SCHED_REAP_NS; DP_SCHED_STALL_BEGAN / _ENDED say so. The
  *   interval is paced for a stalled round too.
  *   A brief stall -- every outstanding I/O completed at the first poll,
- *   within DP_SCHED_REAP_NS of the stall -- is a Timeout too short for the
- *   probe's queue depth on this disk (Timeout 10 ms at QueueDepth 256),
- *   not a hung disk. The first one is reported as a stall and then, once,
- *   DP_SCHED_TIMEOUT_SHORT. From then on a stall of that target is held
- *   back until the first poll: brief, it is not a stall (no events,
- *   `stalled` stays 0, the round's samples are queued with r.stalled
- *   cleared; its late I/Os still count in err_timeout); still outstanding,
- *   STALL_BEGAN is reported then (at most DP_SCHED_REAP_NS late) and the
- *   stall runs as above. So a Timeout that is simply too short is said
- *   once instead of flapping FAILURE/OKAY every round.
+ *   within DP_SCHED_REAP_NS of the stall -- may be a Timeout too short for
+ *   the probe's queue depth on this disk (Timeout 10 ms at QueueDepth
+ *   256), not a hung disk: when the queue explains it
+ *   (dp_sched_queueing_explains: depth > 1, and the target's last
+ *   queue-depth-1 probe answered in under half the Timeout but its p50
+ *   times the depth reaches half the Timeout). Then the first one is
+ *   reported as a stall and, once, DP_SCHED_TIMEOUT_SHORT. At depth 1, or
+ *   without that evidence, every I/O past the Timeout is a stall, every
+ *   round: a disk just slower than Timeout never turns green. From then on a
+ * stall of that target is held back until the first poll: brief, it is not a
+ * stall (no events, `stalled` stays 0, the round's samples are queued with
+ * r.stalled cleared; its late I/Os still count in err_timeout); still
+ * outstanding, STALL_BEGAN is reported then (at most DP_SCHED_REAP_NS late) and
+ * the stall runs as above. So a Timeout that is simply too short is said once
+ * instead of flapping FAILURE/OKAY every round.
  *
  * Threads and ownership
  *   dp_sched_start() runs one thread per worker. Workers block every
@@ -277,6 +282,11 @@ int dp_sched_stop(dp_sched_t *s);
  * only closes nothing and frees nothing (their buffers may still be
  * written by the kernel). NULL is allowed. */
 void dp_sched_free(dp_sched_t *s);
+
+/* Whether a brief stall at queue_depth can be the queue's (see Stalls):
+ * 1 or 0. shallow_p50_s: the target's last QD1 p50 (NaN: none). */
+int dp_sched_queueing_explains(unsigned queue_depth, double shallow_p50_s,
+                               double timeout_s);
 
 /*
  * DutyCycle's arithmetic (see DutyCycle above). allowed: the disk time one

@@ -289,6 +289,7 @@ static void replay_feed(dp_monitor_t *m, const rec_t *recs, size_t n, tgt_t *tg,
       const rec_t *r = &recs[i];
       dp_monitor_obs_t o = dp_monitor_obs(k, r->ops, r->stalled, r->iops,
                                           r->p50, r->mean, r->errors, 0);
+      o.p99_s = r->p99;
       dp_monitor_feed(m, ti, &o, r->round, (uint64_t)(r->time * 1e9), 0, NULL);
     }
   }

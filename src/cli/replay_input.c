@@ -73,7 +73,8 @@ static int parse_probe(const json_t *o, dp_replay_rec_t *r, char *why,
       count(o, "ops", &ops, why, whylen) < 0)
     return -1;
   if (latency(lat, "p50", &r->p50, why, whylen) < 0 ||
-      latency(lat, "mean", &r->mean, why, whylen) < 0)
+      latency(lat, "mean", &r->mean, why, whylen) < 0 ||
+      latency(lat, "p99", &r->p99, why, whylen) < 0)
     return nested("latency_s", why, whylen);
   /* older recordings have no "ops": a probe with IOPS did I/O */
   r->ops = !isnan(ops) ? (uint64_t)ops : r->iops > 0;

@@ -47,6 +47,7 @@ typedef struct {
   double iops;        /* 0 to 1e10; NaN: null or absent */
   double bytes_per_s; /* "bytes_per_second", 0 to 1e15; NaN: null, absent */
   double p50, mean;   /* seconds, 0 to 86400; NaN: null or absent */
+  double p99;         /* seconds, as p50; NaN when absent (no tail rule) */
   int stalled;        /* true; false or absent: 0 */
   uint64_t errors;    /* errors.io + errors.short */
   int verdict;        /* a verdict line: media, model, ceiling below */

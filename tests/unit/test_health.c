@@ -213,15 +213,30 @@ static void test_bursty_needs_mean_and_iops(void **state) {
     fail_msg("bursty 10x: warned at round %d, expected 2", warned);
   dp_health_free(h);
 
-  /* only one of two probes bursty: the round's second probe disagrees */
+  /* only one of two probes bursty: the round's S ignores it (the second
+   * probe disagrees), so no latency rule fires at 3x; a probe at >= 8x for
+   * 3 rounds is a FAILURE on its own */
   h = make(1, DP_MEDIA_SSD);
   arm(h, 0, 30);
   for (int r = 0; r < 20; r++) {
     healthy(o, 0);
+    o[0].mean_s *= 3;
+    o[0].iops /= 3;
+    dp_health_verdict_t v = feed(h, 0, o);
+    assert_int_equal(v.rule[DP_RULE_BASELINE], DP_HEALTH_OK);
+  }
+  dp_health_free(h);
+  h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_verdict_t v;
+  for (int r = 1; r <= 3; r++) {
+    healthy(o, 0);
     o[0].mean_s *= 10;
     o[0].iops /= 10;
-    assert_int_equal(feed(h, 0, o).level, DP_HEALTH_OK);
+    v = feed(h, 0, o);
+    assert_int_equal(v.level, r < 3 ? DP_HEALTH_OK : DP_HEALTH_FAILURE);
   }
+  assert_string_equal(v.why_detail, "fail");
   dp_health_free(h);
 }
 

@@ -367,6 +367,75 @@ static void test_live_round(void **state) {
   dp_monitor_free(m);
 }
 
+/* A target that cannot be opened (its probe file is not ours) is FAILURE
+ * by "probing" at the next read, every read, with the cause; its first
+ * round back clears it with an OKAY. */
+static void test_not_probing_is_failure(void **state) {
+  (void)state;
+  dp_target_conf_t t;
+  char err[256], path[128], file[160];
+  dp_target_conf_init(&t, "t1");
+  snprintf(path, sizeof(path), "%s/dead", dir);
+  mkdir(path, 0700);
+  snprintf(file, sizeof(file), "%s/diskprobe.probe", path);
+  FILE *f = fopen(file, "w");
+  assert_non_null(f);
+  fputs("not a probe file\n", f);
+  fclose(f);
+  assert_int_equal(dp_target_conf_set(&t, "Path", path, err, sizeof(err)), 0);
+  assert_int_equal(dp_target_conf_set(&t, "FileSize", "4M", err, sizeof(err)),
+                   0);
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
+  dp_plugin_conf_t pc;
+  dp_plugin_conf_init(&pc);
+  pc.splay = 0;
+  rec_t r;
+  dp_monitor_sink_t sink = rec_sink(&r);
+  dp_monitor_conf_t mc = {.plugin = &pc,
+                          .targets = &t,
+                          .ntargets = 1,
+                          .host = "h1",
+                          .read_interval_ns = 10 * DP_NS_PER_S,
+                          .now_ns = fake_clock};
+  dp_monitor_t *m;
+  assert_int_equal(dp_monitor_new(&m, &mc, &sink), 0);
+  dp_sched_t *s = dp_monitor_sched(m);
+  for (int k = 0; k < 2; k++) {
+    dp_sched_step(s, 0, 0); /* the open fails */
+    __atomic_add_fetch(&fake_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
+    dp_monitor_read(m, (uint64_t)(11 + 10 * k) * DP_NS_PER_S);
+    assert_int_equal(r.nverdicts, (size_t)k + 1);
+    dp_health_verdict_t *v = &r.verdicts[k];
+    assert_int_equal(v->level, DP_HEALTH_FAILURE);
+    assert_int_equal(v->why, DP_RULE_PROBING);
+    assert_non_null(v->not_probing);
+    assert_non_null(strstr(v->not_probing, "cannot open"));
+  }
+  int found;
+  assert_float_equal(last_value(&r, "t1", "target_health", "probing", &found),
+                     DP_HEALTH_FAILURE, 0);
+  assert_true(found);
+  assert_int_equal(r.nnotices, 1); /* said once, kept every read */
+  assert_int_equal(r.notices[0].severity, DP_MONITOR_FAILURE);
+  assert_string_equal(r.notices[0].type_instance, "probing");
+  /* the file goes: the target lays its own out and probes again (at its
+   * next retry of the open) */
+  assert_int_equal(unlink(file), 0);
+  for (int k = 0; k < 10 && r.verdicts[r.nverdicts - 1].level != DP_HEALTH_OK;
+       k++) {
+    dp_sched_step(s, 0, 0);
+    __atomic_add_fetch(&fake_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
+    dp_monitor_read(m, (uint64_t)(41 + 10 * k) * DP_NS_PER_S);
+  }
+  assert_int_equal(r.verdicts[r.nverdicts - 1].rule[DP_RULE_PROBING],
+                   DP_HEALTH_OK);
+  assert_int_equal(r.verdicts[r.nverdicts - 1].level, DP_HEALTH_OK);
+  assert_int_equal(r.nnotices, 2);
+  assert_int_equal(r.notices[1].severity, DP_MONITOR_OKAY);
+  assert_int_equal(dp_monitor_stop(m), 0);
+  dp_monitor_free(m);
+}
+
 /* A monitor of one target on the probe directory, with the state file in
  * dir: ProbeInterval ivl, default probes. */
 static dp_monitor_t *one_target(rec_t *r, dp_monitor_sink_t *sink,
@@ -463,6 +532,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_skipped_probe_not_measured),
       cmocka_unit_test(test_changed_verdict_notice),
+      cmocka_unit_test_setup_teardown(test_not_probing_is_failure, live_setup,
+                                      live_teardown),
       cmocka_unit_test_setup_teardown(test_live_round, live_setup,
                                       live_teardown),
       cmocka_unit_test_setup_teardown(test_start_says_cost_and_interval_change,

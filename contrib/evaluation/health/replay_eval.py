@@ -79,7 +79,8 @@ def warnings(events):
     return [e for e in events if not e.get("summary") and e["level"] != "ok" and e["prev"] == "ok"]
 
 
-def main(argv):
+def parse_args(argv, usage):
+    """[--diskprobe PATH] [--check] NAME=SERIES[:busy] ... -> (dp, check, series)"""
     dp, check, series = "src/cli/diskprobe", False, []
     args = iter(argv)
     for a in args:
@@ -92,9 +93,14 @@ def main(argv):
             busy = path.endswith(":busy")
             series.append((name, path[:-5] if busy else path, busy))
         else:
-            sys.exit(__doc__)
+            sys.exit(usage)
     if not series:
-        sys.exit(__doc__)
+        sys.exit(usage)
+    return dp, check, series
+
+
+def main(argv):
+    dp, check, series = parse_args(argv, __doc__)
     ok = True
     print(f"{'series':<10} {'case':<9} {'rounds':>7} {'warnings':>9} {'failures':>9}  rounds to first warning (median / max / warned of placed)")
     for name, path, busy in series:
