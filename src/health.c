@@ -229,8 +229,10 @@ static int usable(const dp_health_obs_t *o) {
 static void push(target_t *t, double s, double u) {
   memmove(t->s_hist + 1, t->s_hist, (HIST_N - 1) * sizeof(double));
   memmove(t->u_hist + 1, t->u_hist, (HIST_N - 1) * sizeof(double));
+  memmove(t->confirm_hist + 1, t->confirm_hist, (HIST_N - 1) * sizeof(int));
   t->s_hist[0] = s;
   t->u_hist[0] = u;
+  t->confirm_hist[0] = t->confirming;
   if (t->nhist < HIST_N)
     t->nhist++;
 }
@@ -458,7 +460,9 @@ static void round_slowdown(const dp_health_t *h, target_t *t,
    * least noisy p50; a deep or sequential probe's p50 wanders more */
   push(t, v->slowdown, u[0]);
   for (size_t k = 0; k < t->nprobes; k++)
-    push_n(t->ps_hist[k], HIST_N, v->probe_slowdown[k]);
+    if (!t->confirming || k == 0) /* a confirmation runs the first only */
+      push_n(t->ps_hist[k], HIST_N, v->probe_slowdown[k]);
+  v->suspect = v->slowdown >= h->c.warn;
 }
 
 /* On at `on` or above, off below on / 1.3; a NaN (not measured) keeps the
@@ -483,12 +487,14 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
     return;
   /* capacity: each probe but the first against the first's loss, so a
    * whole-disk slowdown is the latency rules' to judge */
-  if (t->nprobe_hist < HIST_N)
-    t->nprobe_hist++;
   double worst = NAN, worst_raw = NAN; /* worst: median / its level */
   unsigned need = c->cap_n / 2 + 1;
-  for (size_t k = 0; k < t->nprobes; k++)
-    push_n(t->craw_hist[k], HIST_N, r->c[k]);
+  if (!t->confirming) { /* a confirmation's one probe says nothing here */
+    if (t->nprobe_hist < HIST_N)
+      t->nprobe_hist++;
+    for (size_t k = 0; k < t->nprobes; k++)
+      push_n(t->craw_hist[k], HIST_N, r->c[k]);
+  }
   double c0 = hist_median(t->craw_hist[0], t->nprobe_hist, c->cap_n, need);
   double ref = c0 > 1 ? c0 : 1;
   for (size_t k = 1; k < t->nprobes; k++) {
@@ -514,13 +520,18 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
       if (r->tail[k] < tail)
         tail = r->tail[k];
     }
-  push_n(t->tail_hist, TAIL_N,
-         measured >= (t->nprobes > 1 ? 2u : 1u) ? tail : NAN);
-  if (t->ntail < TAIL_N)
-    t->ntail++;
+  if (!t->confirming) {
+    push_n(t->tail_hist, TAIL_N,
+           measured >= (t->nprobes > 1 ? 2u : 1u) ? tail : NAN);
+    if (t->ntail < TAIL_N)
+      t->ntail++;
+  }
   v->tail = hist_median(t->tail_hist, t->ntail, c->tail_n, c->tail_n / 2 + 1);
   t->tail_on = hold(t->tail_on, v->tail, c->tail_warn);
-  v->intermittent = at_least(t->s_hist, t->nhist, HIST_N, c->warn_fast);
+  /* full rounds only: confirmations of one bad spell are one spell */
+  v->intermittent = 0;
+  for (unsigned k = 0; k < t->nhist; k++)
+    v->intermittent += !t->confirm_hist[k] && t->s_hist[k] >= c->warn_fast;
 }
 
 /* The baseline rule: the round's slowdown against the baseline, judged
@@ -548,6 +559,11 @@ static void round_ceiling(const dp_health_t *h, target_t *t,
   int fine = usable(first) && p50 < t->ceiling_s / 1.5;
   t->ceil_on = latch(t->ceil_on, slow, fine, &t->ceil_run, &t->ceil_clear_run,
                      h->c.ceiling_rounds);
+  /* a crawl: the first probe's p50 at 1 s or 100x the ceiling, whichever
+   * is less, in two rounds in a row (a confirmation counts): FAILURE */
+  double crawl_s = 100 * t->ceiling_s < 1.0 ? 100 * t->ceiling_s : 1.0;
+  int crawl = usable(first) && p50 >= crawl_s;
+  t->crawl_run = crawl ? t->crawl_run + 1 : 0;
 }
 
 /* The peers rule: target i's first-probe p50 against the median of the
@@ -575,7 +591,10 @@ static void round_verdict(const dp_health_t *h, target_t *t,
                           dp_health_level_t base, const char *base_detail,
                           const round_ratios_t *r, dp_health_verdict_t *v) {
   v->rule[DP_RULE_BASELINE] = base;
-  v->rule[DP_RULE_CEILING] = t->ceil_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
+  v->rule[DP_RULE_CEILING] = t->crawl_run >= 2 ? DP_HEALTH_FAILURE
+                             : t->ceil_on      ? DP_HEALTH_WARNING
+                                               : DP_HEALTH_OK;
+  v->suspect |= t->crawl_run >= 1;
   v->rule[DP_RULE_PEERS] = t->peer_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->rule[DP_RULE_STALL] = r->stalled ? DP_HEALTH_FAILURE : DP_HEALTH_OK;
   /* a full filesystem refusing writes is not a failing disk */
@@ -599,10 +618,11 @@ static void round_verdict(const dp_health_t *h, target_t *t,
       v->level = v->rule[k];
       v->why = (dp_health_rule_t)k;
     }
-  v->why_detail = v->why == DP_RULE_BASELINE               ? base_detail
-                  : v->why == DP_RULE_ERRORS && !r->errors ? "no-space"
-                  : v->why == DP_RULE_CAPACITY && t->cap_fail_on
-                      ? "collapse"
+  v->why_detail = v->why == DP_RULE_BASELINE                     ? base_detail
+                  : v->why == DP_RULE_ERRORS && !r->errors       ? "no-space"
+                  : v->why == DP_RULE_CAPACITY && t->cap_fail_on ? "collapse"
+                  : v->why == DP_RULE_CEILING && t->crawl_run >= 2
+                      ? "crawl"
                       : dp_health_rule_name(v->why);
   v->changed = v->level != v->prev_level;
   t->level = v->level;
@@ -614,9 +634,9 @@ static void round_learn(const dp_health_t *h, target_t *t,
                         const dp_health_verdict_t *v, const round_ratios_t *r) {
   const dp_health_conf_t *c = &h->c;
   unsigned cap = c->horizon_rounds;
-  if (v->rule[DP_RULE_BASELINE] != DP_HEALTH_OK || r->stalled || r->errors ||
-      r->nospace || t->cap_on || t->cap_fail_on || t->tail_on ||
-      v->rule[DP_RULE_INTERMITTENT] != DP_HEALTH_OK)
+  if (t->confirming || v->rule[DP_RULE_BASELINE] != DP_HEALTH_OK ||
+      r->stalled || r->errors || r->nospace || t->cap_on || t->cap_fail_on ||
+      t->tail_on || v->rule[DP_RULE_INTERMITTENT] != DP_HEALTH_OK)
     return;
   if (v->armed) { /* a round that looks degraded is not learned either */
     if (v->slowdown >= c->warn_slow || r->u[0] >= c->warn_slow ||
@@ -642,6 +662,7 @@ static void round_learn(const dp_health_t *h, target_t *t,
 void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
                      dp_health_verdict_t *v) {
   target_t *t = &h->t[i];
+  t->confirming = obs[0].confirm != 0;
   round_ratios_t r;
   const char *base_detail;
   round_start(t, v);
@@ -655,7 +676,7 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
 
 static void pending_reset(target_t *t) {
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
-    t->pending[k] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN};
+    t->pending[k] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0};
   t->pending_any = 0;
 }
 
@@ -775,6 +796,13 @@ static void describe_what(const dp_health_t *h, const target_t *t,
     return;
   case DP_RULE_CEILING:
     fmt_s(v->ceiling_s, base, sizeof(base));
+    if (v->rule[DP_RULE_CEILING] == DP_HEALTH_FAILURE) {
+      snprintf(buf, len,
+               "%s by crawl: probe %s p50 %s, at least 1 s or 100x the "
+               "ceiling %s in 2 rounds in a row: the disk barely answers",
+               lvl, t->probes[0].name, now, base);
+      return;
+    }
     snprintf(buf, len,
              "%s by ceiling: probe %s p50 %s above the ceiling %s for %u "
              "rounds",

@@ -109,6 +109,18 @@
  *   so a degradation is not learned even before a rule fires (a 2x step
  *   is never absorbed).
  *
+ * Confirmation rounds: a round fed with obs[0].confirm set is the first
+ *   probe alone, run soon after a round that was `suspect` (S >= warn, or
+ *   a crawl). It counts in the latency rules' k of n (warn-fast, warn,
+ *   warn-slow, fail) and the ceiling rule, so a 10x step warns at the
+ *   first confirmation instead of an interval later; it is never learned,
+ *   never counts in the intermittent rule (one bad spell confirmed twice
+ *   is one spell) and leaves the capacity and tail rules as they were.
+ *
+ * Crawl (armed or not): the first probe's p50 at min(1 s, 100x the
+ *   ceiling) in 2 rounds in a row (a confirmation counts) is a FAILURE by
+ *   the ceiling rule, detail "crawl": a disk that barely answers.
+ *
  * Probing: a target that cannot be probed (open failing, its probe file
  *   gone or not ours, no round finished for two intervals and a Timeout)
  *   is FAILURE by "probing" (dp_health_not_probing) until its next round.
@@ -198,6 +210,7 @@ typedef struct {
   uint64_t errors;  /* I/O errors + short transfers in this round */
   uint64_t nospace; /* writes refused for want of space (ENOSPC, EDQUOT) */
   double p99_s;     /* NaN or 0: the tail rule does not judge the probe */
+  int confirm;      /* (first probe) a confirmation round: see below */
 } dp_health_obs_t;
 
 /* A target's verdict after a round. */
@@ -225,6 +238,8 @@ typedef struct {
   double tail;             /* median of the round's tail ratio */
   unsigned intermittent;   /* rounds of the last 10 at >= warn_fast */
   const char *not_probing; /* dp_health_not_probing's cause, else NULL */
+  int suspect;             /* this round's S reached warn, or a crawl: worth a
+                              confirmation round (scheduler.h, dp_sched_confirm) */
 } dp_health_verdict_t;
 
 typedef struct dp_health dp_health_t;

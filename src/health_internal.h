@@ -38,6 +38,9 @@ typedef struct {
   uint64_t saved_interval_ns; /* as the state file had it (0: none) */
   /* rule state */
   double s_hist[HIST_N], u_hist[HIST_N]; /* newest at [0] */
+  int confirm_hist[HIST_N];              /* 1: a confirmation round's */
+  int confirming;                        /* the round being judged is one */
+  unsigned crawl_run; /* rounds in a row at a crawl (ceiling rule) */
   unsigned nhist;
   dp_health_level_t base_held;
   unsigned clear_run, ceil_run, ceil_clear_run, peer_run, peer_clear_run;

@@ -19,6 +19,7 @@ typedef struct {
   uint64_t last_round_ns; /* monitor clock; 0: none yet */
   int open_failing;
   char cause[160];
+  unsigned confirms; /* confirmation rounds asked since the last round */
 } live_target_t;
 typedef struct {
   pthread_mutex_t lock;
@@ -265,7 +266,8 @@ static const char *target_device(dp_monitor_t *m, size_t i, char *buf,
 /* A verdict out: its values, the verdict sink, a notice when it changed. */
 static void publish_verdict(dp_monitor_t *m, size_t i,
                             const dp_health_verdict_t *vp, uint64_t round,
-                            uint64_t wall_ns, uint64_t interval_ns) {
+                            uint64_t wall_ns, uint64_t interval_ns,
+                            int confirm) {
   const dp_health_verdict_t v = *vp;
   emit_verdict_values(m, i, &v, wall_ns, interval_ns);
   char words[800], device[64];
@@ -282,7 +284,8 @@ static void publish_verdict(dp_monitor_t *m, size_t i,
                                .v = &v,
                                .words = words,
                                .media = media,
-                               .model = model};
+                               .model = model,
+                               .confirm = confirm};
     m->sink.verdict(&mv, m->sink.arg);
   }
   if (v.changed) {
@@ -295,6 +298,31 @@ static void publish_verdict(dp_monitor_t *m, size_t i,
   }
 }
 
+/* Fast confirmation: a suspect round (health.h) asks the scheduler for a
+ * short confirmation round soon after, and a suspect confirmation for
+ * another, DP_MONITOR_CONFIRMS at most after each regular round: so a
+ * rule of k rounds fires within about one interval. */
+static void confirm_if_suspect(dp_monitor_t *m, size_t i,
+                               const dp_health_verdict_t *v, int confirm) {
+  if (m->sched == NULL || m->live == NULL)
+    return;
+  live_target_t *lt = &m->live->t[i];
+  if (!confirm)
+    lt->confirms = 0;
+  if (!v->suspect || lt->confirms >= DP_MONITOR_CONFIRMS)
+    return;
+  lt->confirms++;
+  dp_sched_confirm(m->sched, i,
+                   dp_monitor_confirm_delay_ns(m->targets[i].interval_ns));
+}
+
+uint64_t dp_monitor_confirm_delay_ns(uint64_t interval_ns) {
+  uint64_t d = interval_ns / 12;
+  return d < DP_NS_PER_S        ? DP_NS_PER_S
+         : d > 10 * DP_NS_PER_S ? 10 * DP_NS_PER_S
+                                : d;
+}
+
 int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
                     uint64_t round, uint64_t wall_ns, uint64_t interval_ns,
                     dp_health_verdict_t *out) {
@@ -303,12 +331,13 @@ int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
       !dp_health_feed(m->health, i, o->probe,
                       &(dp_health_obs_t){o->p50_s, o->mean_s, o->iops,
                                          o->stalled, o->errors, o->nospace,
-                                         o->p99_s},
+                                         o->p99_s, o->confirm},
                       o->last_in_round, &v))
     return 0;
   if (m->live != NULL)
     m->live->t[i].last_round_ns = mono_now(m);
-  publish_verdict(m, i, &v, round, wall_ns, interval_ns);
+  publish_verdict(m, i, &v, round, wall_ns, interval_ns, o->confirm);
+  confirm_if_suspect(m, i, &v, o->confirm);
   if (out)
     *out = v;
   return 1;
@@ -602,7 +631,8 @@ size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
     /* when the probe finished, on the wall clock */
     uint64_t age = mono_ns > s->done_ns ? mono_ns - s->done_ns : 0;
     uint64_t tm = wall_ns > age ? wall_ns - age : 0;
-    emit_sample(m, s, tm);
+    if (!s->confirm) /* a confirmation is the verdict's, not a series' */
+      emit_sample(m, s, tm);
     if (m->sink.sample) {
       dp_sched_target_state_t st;
       dp_sched_target_state(m->sched, s->target, &st);
@@ -614,6 +644,7 @@ size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
         r->err_io + r->err_short, s->last_in_round);
     o.nospace = r->err_nospace;
     o.p99_s = r->lat_p99_s;
+    o.confirm = s->confirm;
     dp_monitor_feed(m, s->target, &o, s->round, tm, s->interval_ns, NULL);
   }
   return n;
@@ -662,7 +693,7 @@ static void judge_not_probing(dp_monitor_t *m, size_t i,
     return;
   dp_health_verdict_t v;
   dp_health_not_probing(m->health, i, cause, &v);
-  publish_verdict(m, i, &v, 0, wall_ns, m->read_interval_ns);
+  publish_verdict(m, i, &v, 0, wall_ns, m->read_interval_ns, 0);
 }
 
 void dp_monitor_read_targets(dp_monitor_t *m, uint64_t wall_ns) {

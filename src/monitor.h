@@ -77,6 +77,12 @@
 #define DP_MONITOR_DEVICES_MAX 1024
 #define DP_MONITOR_VALUES_MAX 7 /* data sources of the widest type */
 
+/* Fast confirmation (health.h, scheduler.h): after a suspect round at
+ * most this many confirmation rounds, each due dp_monitor_confirm_delay_ns
+ * after the verdict that asked: ProbeInterval / 12, between 1 and 10 s. */
+#define DP_MONITOR_CONFIRMS 2
+uint64_t dp_monitor_confirm_delay_ns(uint64_t interval_ns);
+
 /* ---- what comes out ------------------------------------------------------ */
 
 /* One value list: plugin instance (the target's name, or the device view's
@@ -146,6 +152,7 @@ typedef struct {
   const char *words; /* dp_health_describe */
   dp_media_t media;
   const char *model;
+  int confirm; /* the verdict of a confirmation round (fast confirmation) */
 } dp_monitor_verdict_t;
 
 typedef struct {
@@ -271,6 +278,7 @@ typedef struct {
   uint64_t nospace; /* writes refused with ENOSPC/EDQUOT (0 from
                        dp_monitor_obs: set it after) */
   double p99_s;     /* NaN from dp_monitor_obs: set it after */
+  int confirm;      /* a confirmation round's sample (0 from dp_monitor_obs) */
   int last_in_round;
 } dp_monitor_obs_t;
 

@@ -34,14 +34,15 @@ typedef struct {
   dp_engine_t *engine; /* non-NULL exactly while the target is open */
   dev_t home_dev;      /* st_dev of the first successful open of a Path */
   uint64_t next_due_ns, interval_ns, rounds;
-  double scale;           /* of each probe's Duration: DutyCycle's budget */
-  uint64_t asked_ns;      /* the probes' Durations added up */
-  int shrunk_sent;        /* SHRUNK said once */
-  unsigned open_failures; /* consecutive */
-  int failed;             /* the last round ended in a failure */
-  int timeout_short;      /* a brief stall was seen (TIMEOUT_SHORT sent) */
-  double shallow_p50_s;   /* the last p50 of a queue-depth-1 probe; NaN */
-  int opened_once;        /* an OPENED was said (its first-time notes) */
+  double scale;            /* of each probe's Duration: DutyCycle's budget */
+  uint64_t asked_ns;       /* the probes' Durations added up */
+  int shrunk_sent;         /* SHRUNK said once */
+  unsigned open_failures;  /* consecutive */
+  int failed;              /* the last round ended in a failure */
+  int timeout_short;       /* a brief stall was seen (TIMEOUT_SHORT sent) */
+  double shallow_p50_s;    /* the last p50 of a queue-depth-1 probe; NaN */
+  int opened_once;         /* an OPENED was said (its first-time notes) */
+  uint64_t confirm_due_ns; /* a confirmation round asked for; 0: none */
   dp_sched_sample_t held[DP_PROBES_MAX]; /* a round held back by a stall */
   size_t nheld;
   size_t worker;
@@ -898,15 +899,65 @@ static int regroup(dp_sched_t *s, size_t from, target_t *t) {
   return 1;
 }
 
-/* The earliest due time of worker w's targets. Lock held. */
+/* When target t is due next: its round, or a confirmation before it. */
+static uint64_t due_of(const target_t *t) {
+  return t->confirm_due_ns && t->confirm_due_ns < t->next_due_ns
+             ? t->confirm_due_ns
+             : t->next_due_ns;
+}
+
+/* The target of worker w due first. Lock held. */
 static target_t *next_target(dp_sched_t *s, worker_t *w) {
   target_t *next = NULL;
   for (size_t i = 0; i < w->ntargets; i++) {
     target_t *t = &s->targets[w->targets[i]];
-    if (next == NULL || t->next_due_ns < next->next_due_ns)
+    if (next == NULL || due_of(t) < due_of(next))
       next = t;
   }
   return next;
+}
+
+/* A confirmation round (dp_sched_confirm): the first probe alone, for at
+ * most DP_SCHED_CONFIRM_NS, queued as one sample with confirm set and the
+ * round it confirms; the cadence and DutyCycle's scale are left alone. */
+static void confirm_run(dp_sched_t *s, worker_t *w, target_t *t) {
+  if (t->rounds == 0 || !target_open(s, t))
+    return;
+  round_t rd = {.n = 0, .busy_ns = 0, .ran_ns = 0};
+  rd.smp[0].confirm = 1; /* sample_add keeps it (also for a held stall) */
+  uint64_t full = t->probes[0].conf.duration_ns;
+  uint64_t d = dp_sched_scaled_ns(full, t->scale);
+  t->probes[0].conf.duration_ns =
+      d < DP_SCHED_CONFIRM_NS ? d : DP_SCHED_CONFIRM_NS;
+  pthread_mutex_lock(&s->lock); /* dp_sched_target_state reads it */
+  double scale = t->scale;
+  t->scale = 1.0; /* the Duration above is already scaled */
+  pthread_mutex_unlock(&s->lock);
+  round_step_t step = probe_step(s, w, t, 0, &rd);
+  pthread_mutex_lock(&s->lock);
+  t->scale = scale;
+  pthread_mutex_unlock(&s->lock);
+  t->probes[0].conf.duration_ns = full;
+  if (step == ROUND_ABANDON || step == ROUND_HELD || rd.n == 0)
+    return;
+  pthread_mutex_lock(&s->lock);
+  enqueue(s, t, rd.smp, rd.n);
+  pthread_mutex_unlock(&s->lock);
+  if (step == ROUND_RESET)
+    target_reset(t);
+}
+
+int dp_sched_confirm(dp_sched_t *s, size_t i, uint64_t delay_ns) {
+  if (i >= s->ntargets)
+    return -EINVAL;
+  pthread_mutex_lock(&s->lock);
+  target_t *t = &s->targets[i];
+  uint64_t due = now_ns(s) + delay_ns;
+  if (due < t->next_due_ns && t->confirm_due_ns == 0)
+    t->confirm_due_ns = due;
+  pthread_cond_broadcast(&s->cond);
+  pthread_mutex_unlock(&s->lock);
+  return 0;
 }
 
 uint64_t dp_sched_step(dp_sched_t *s, size_t wi, uint64_t wait_ns) {
@@ -919,13 +970,25 @@ uint64_t dp_sched_step(dp_sched_t *s, size_t wi, uint64_t wait_ns) {
   }
   target_t *t = next_target(s, w);
   uint64_t now = now_ns(s);
-  if (t == NULL || t->next_due_ns > now) {
-    uint64_t due = t ? t->next_due_ns : UINT64_MAX;
+  if (t == NULL || due_of(t) > now) {
+    uint64_t due = t ? due_of(t) : UINT64_MAX;
     pthread_mutex_unlock(&s->lock);
     return due;
   }
   int unresolved = strcmp(w->disk_name, UNRESOLVED_DISK) == 0;
+  int confirm = t->confirm_due_ns && t->confirm_due_ns < t->next_due_ns;
+  t->confirm_due_ns = 0;
   pthread_mutex_unlock(&s->lock);
+
+  if (confirm) {
+    if (!unresolved)
+      confirm_run(s, w, t);
+    pthread_mutex_lock(&s->lock);
+    t = next_target(s, w);
+    uint64_t due = w->stalled ? now_ns(s) : t ? due_of(t) : UINT64_MAX;
+    pthread_mutex_unlock(&s->lock);
+    return due;
+  }
 
   if (!unresolved || !regroup(s, wi, t)) {
     round_run(s, w, t);
@@ -941,7 +1004,7 @@ uint64_t dp_sched_step(dp_sched_t *s, size_t wi, uint64_t wait_ns) {
       t->next_due_ns = now;
   }
   t = next_target(s, w);
-  uint64_t due = w->stalled ? now_ns(s) : t ? t->next_due_ns : UINT64_MAX;
+  uint64_t due = w->stalled ? now_ns(s) : t ? due_of(t) : UINT64_MAX;
   pthread_mutex_unlock(&s->lock);
   return due;
 }

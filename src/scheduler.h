@@ -212,6 +212,7 @@ typedef struct {
   uint64_t interval_ns; /* until the target's next round */
   uint64_t round;       /* 1 for the target's first round */
   int last_in_round;    /* 1 for the round's last sample */
+  int confirm;          /* a confirmation round's (dp_sched_confirm) */
   uint64_t err_io_total, err_short_total, err_timeout_total; /* since start */
 } dp_sched_sample_t;
 
@@ -273,6 +274,20 @@ int dp_sched_wait(dp_sched_t *s, uint64_t deadline_ns);
 /* Target i's state now. Any thread. */
 void dp_sched_target_state(dp_sched_t *s, size_t i,
                            dp_sched_target_state_t *out);
+
+/*
+ * Fast confirmation: asks for a confirmation round of target i, due
+ * delay_ns from now (ignored when its next round comes first or one is
+ * pending). A confirmation round runs the target's first probe alone, for
+ * its Duration at DutyCycle's scale but at most DP_SCHED_CONFIRM_NS, and
+ * queues its one sample with confirm = 1 and the number of the round it
+ * follows; it leaves the cadence and DutyCycle's scale alone. The monitor
+ * asks for one after a round whose slowdown trips a rule, so that a rule
+ * of k rounds needs k - 1 short confirmations, not k - 1 intervals.
+ * 0, -EINVAL. Any thread.
+ */
+#define DP_SCHED_CONFIRM_NS (200 * UINT64_C(1000000)) /* 0.2 s */
+int dp_sched_confirm(dp_sched_t *s, size_t i, uint64_t delay_ns);
 
 /* Stops and joins the workers (see above). Returns how many were left
  * behind on a hung disk (0: all joined). Idempotent. */

@@ -109,7 +109,8 @@ static void replay_verdict(const dp_monitor_verdict_t *mv, void *arg) {
   replay_t *rp = arg;
   tgt_t *t = &rp->t[mv->target];
   const dp_health_verdict_t *v = mv->v;
-  t->rounds++;
+  if (!mv->confirm) /* a confirmation is not a round */
+    t->rounds++;
   if (v->armed && !t->armed_at)
     t->armed_at = t->rounds;
   if (v->level >= DP_HEALTH_WARNING)
@@ -122,8 +123,9 @@ static void replay_verdict(const dp_monitor_verdict_t *mv, void *arg) {
   if (!v->changed && !rp->every_round)
     return;
   if (rp->json) {
-    printf("{\"round\":%llu,\"time\":%.3f,\"target\":",
-           (unsigned long long)mv->round, (double)mv->time_ns / 1e9);
+    printf("{\"round\":%llu,%s\"time\":%.3f,\"target\":",
+           (unsigned long long)mv->round,
+           mv->confirm ? "\"confirm\":true," : "", (double)mv->time_ns / 1e9);
     dp_cli_json_str(stdout, t->name);
     printf(
         ",\"level\":\"%s\",\"prev\":\"%s\",\"rule\":\"%s\",\"detail\":\"%s\"",
@@ -237,7 +239,7 @@ static int replay_targets(const rec_t *recs, size_t n, tgt_t *tg, size_t *nt,
       t->described = 1;
       continue;
     }
-    if (t->probes_known)
+    if (t->probes_known || recs[i].confirm)
       continue;
     if (t->nprobes > 0 && recs[i].round != t->rounds) {
       t->probes_known = 1;
@@ -280,6 +282,19 @@ static void replay_feed(dp_monitor_t *m, const rec_t *recs, size_t n, tgt_t *tg,
       break;
     tgt_t *t = find_tgt(tg, &nt, TARGET(&recs[i]));
     size_t ti = (size_t)(t - tg), k = 0;
+    if (recs[i].confirm) { /* a round of its own: the first probe alone */
+      if (open_round[ti])
+        dp_monitor_feed(m, ti, &end, cur[ti], (uint64_t)(last[ti]->time * 1e9),
+                        0, NULL);
+      open_round[ti] = 0;
+      const rec_t *r = &recs[i];
+      dp_monitor_obs_t o = dp_monitor_obs(0, r->ops, r->stalled, r->iops,
+                                          r->p50, r->mean, r->errors, 1);
+      o.p99_s = r->p99;
+      o.confirm = 1;
+      dp_monitor_feed(m, ti, &o, r->round, (uint64_t)(r->time * 1e9), 0, NULL);
+      continue;
+    }
     while (k < t->nprobes && strcmp(t->probes[k], recs[i].probe) != 0)
       k++;
     cur[ti] = recs[i].round;

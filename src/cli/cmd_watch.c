@@ -221,8 +221,9 @@ static void print_json(const dp_sched_sample_t *smp, uint64_t wall,
   dp_cli_json_str(stdout, device);
   printf(",\"probe\":");
   dp_cli_json_str(stdout, smp->probe_name);
-  printf(",\"round\":%llu,\"interval_s\":%.3f,", (unsigned long long)smp->round,
-         (double)smp->interval_ns / 1e9);
+  printf(
+      ",\"round\":%llu,%s\"interval_s\":%.3f,", (unsigned long long)smp->round,
+      smp->confirm ? "\"confirm\":true," : "", (double)smp->interval_ns / 1e9);
   dp_cli_json_result(stdout, &smp->r);
   printf("}\n");
 }
@@ -259,7 +260,8 @@ static void watch_sample(const dp_sched_sample_t *smp, uint64_t wall,
   if (!w->printed_header && !w->json)
     print_text_header(w->twidth, w->pwidth);
   w->printed_header = 1;
-  account(&w->st[i * DP_PROBES_MAX + smp->probe], &smp->r);
+  if (!smp->confirm) /* the summary is of the regular rounds */
+    account(&w->st[i * DP_PROBES_MAX + smp->probe], &smp->r);
   if (w->json) {
     char path[PATH_MAX];
     target_path(w, i, path, sizeof(path));
@@ -276,7 +278,8 @@ static void watch_verdict(const dp_monitor_verdict_t *mv, void *arg) {
   const dp_health_verdict_t *v = mv->v;
   if (target_done(w, mv->target))
     return;
-  w->rounds[mv->target]++;
+  if (!mv->confirm) /* a confirmation is not a round of --count */
+    w->rounds[mv->target]++;
   if (!w->json) {
     char ts[16];
     printf("%-8s  %-*s  %-*s  %s: %s\n",
@@ -291,11 +294,11 @@ static void watch_verdict(const dp_monitor_verdict_t *mv, void *arg) {
   dp_cli_json_str(stdout, path);
   printf(",\"device\":");
   dp_cli_json_str(stdout, mv->device);
-  printf(",\"round\":%llu,\"verdict\":{\"level\":\"%s\",\"rule\":\"%s\","
+  printf(",\"round\":%llu,%s\"verdict\":{\"level\":\"%s\",\"rule\":\"%s\","
          "\"detail\":\"%s\",\"armed\":%s",
-         (unsigned long long)mv->round, dp_health_level_name(v->level),
-         dp_health_rule_name(v->why), v->why_detail,
-         v->armed ? "true" : "false");
+         (unsigned long long)mv->round, mv->confirm ? "\"confirm\":true," : "",
+         dp_health_level_name(v->level), dp_health_rule_name(v->why),
+         v->why_detail, v->armed ? "true" : "false");
   json_num("slowdown", v->slowdown);
   json_num("ceiling_s", v->ceiling_s);
   printf(",\"media\":\"%s\",\"model\":", dp_media_name(mv->media));

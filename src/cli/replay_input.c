@@ -84,6 +84,12 @@ static int parse_probe(const json_t *o, dp_replay_rec_t *r, char *why,
     return -1;
   }
   r->stalled = json_is_true(st);
+  const json_t *cf = json_object_get(o, "confirm");
+  if (cf != NULL && !json_is_boolean(cf)) {
+    snprintf(why, whylen, "\"confirm\": want true or false");
+    return -1;
+  }
+  r->confirm = json_is_true(cf);
   const json_t *errs = json_object_get(o, "errors");
   if (errs != NULL) {
     double io, sh;

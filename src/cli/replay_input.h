@@ -49,6 +49,7 @@ typedef struct {
   double p50, mean;   /* seconds, 0 to 86400; NaN: null or absent */
   double p99;         /* seconds, as p50; NaN when absent (no tail rule) */
   int stalled;        /* true; false or absent: 0 */
+  int confirm;        /* "confirm": true, a confirmation round's line */
   uint64_t errors;    /* errors.io + errors.short */
   int verdict;        /* a verdict line: media, model, ceiling below */
   char media[16], model[64];

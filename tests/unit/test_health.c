@@ -240,6 +240,80 @@ static void test_bursty_needs_mean_and_iops(void **state) {
   dp_health_free(h);
 }
 
+/* A confirmation round: the first probe alone, obs[0].confirm set. */
+static dp_health_verdict_t confirm_round(dp_health_t *h, double f) {
+  dp_health_obs_t o[2];
+  slowed(o, f, 0);
+  o[0].confirm = 1;
+  o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+  return feed(h, 0, o);
+}
+
+/* Fast confirmation: a 10x round is suspect; its confirmation makes 2 of
+ * 2 (warn-fast) at once and two more make 3 of 3 at 8x (fail), instead of
+ * intervals later. Confirmations are not learned and are one spell for
+ * the intermittent rule. */
+static void test_confirmation_rounds(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  slowed(o, 10, 0);
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_OK);
+  assert_true(v.suspect);
+  unsigned learned = v.baseline_rounds;
+  v = confirm_round(h, 10);
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  assert_string_equal(v.why_detail, "warn-fast");
+  assert_int_equal(v.intermittent, 1); /* the regular round only */
+  v = confirm_round(h, 10);
+  assert_int_equal(v.level, DP_HEALTH_FAILURE);
+  assert_string_equal(v.why_detail, "fail");
+  assert_int_equal(v.baseline_rounds, learned);
+  dp_health_free(h);
+
+  /* a healthy round is not suspect; a confirmation at 1x clears nothing
+   * early and learns nothing */
+  h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  healthy(o, 0);
+  v = feed(h, 0, o);
+  assert_false(v.suspect);
+  learned = v.baseline_rounds + 1; /* the healthy round was learned */
+  v = confirm_round(h, 1);
+  assert_int_equal(v.level, DP_HEALTH_OK);
+  assert_int_equal(v.baseline_rounds, learned);
+  v = confirm_round(h, 1);
+  assert_int_equal(v.baseline_rounds, learned); /* the confirmation was not */
+  dp_health_free(h);
+}
+
+/* A crawl -- the first probe's p50 at 1 s or 100x the ceiling -- in a
+ * round and its confirmation is a FAILURE, armed or not. */
+static void test_crawl_is_failure(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD); /* ceiling 5 ms: crawl 0.5 s */
+  dp_health_obs_t o[2];
+  healthy(o, 0);
+  o[0].p50_s = o[0].mean_s = 0.6;
+  o[0].iops = 1 / 0.6;
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_false(v.armed);
+  assert_true(v.suspect);
+  assert_true(v.level < DP_HEALTH_FAILURE);
+  o[0].confirm = 1;
+  o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_FAILURE);
+  assert_int_equal(v.why, DP_RULE_CEILING);
+  assert_string_equal(v.why_detail, "crawl");
+  char words[512];
+  dp_health_describe(h, 0, &v, words, sizeof(words));
+  assert_non_null(strstr(words, "FAILURE by crawl"));
+  dp_health_free(h);
+}
+
 static void test_state_file(void **state) {
   (void)state;
   char dir[] = "/tmp/dp-test-health.XXXXXX", path[64], cmd[128];
@@ -630,6 +704,8 @@ int main(void) {
       cmocka_unit_test(test_single_spikes_ignored),
       cmocka_unit_test(test_long_degradation_not_learned),
       cmocka_unit_test(test_bursty_needs_mean_and_iops),
+      cmocka_unit_test(test_confirmation_rounds),
+      cmocka_unit_test(test_crawl_is_failure),
       cmocka_unit_test(test_state_file),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),

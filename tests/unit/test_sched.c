@@ -540,6 +540,45 @@ static void test_past_timeout_at_qd1_is_a_stall(void **state) {
   dp_sched_free(s);
 }
 
+/* Fast confirmation: a confirmation asked for runs the first probe alone
+ * when due, queued as one sample with confirm set and the round it
+ * follows; the regular cadence stays. One asked for after the next
+ * round's due time is not run. */
+static void test_confirmation_round(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("c", "a", 0, "10", "1");
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  dp_sched_sample_t out[4];
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  fk_mode(OK);
+  uint64_t t0 = fake_now;
+  uint64_t due = dp_sched_step(s, 0, 0); /* round 1 */
+  assert_int_equal(due, t0 + S(10));
+  assert_int_equal(dp_sched_take(s, out, 4), 1);
+  assert_int_equal(out[0].confirm, 0);
+  assert_int_equal(dp_sched_confirm(s, 0, S(1)), 0);
+  assert_int_equal(dp_sched_confirm(s, 5, S(1)), -EINVAL);
+  assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(1)); /* not yet */
+  fake_now = t0 + S(1);
+  due = dp_sched_step(s, 0, 0);
+  assert_int_equal(due, t0 + S(10)); /* the cadence stays */
+  assert_int_equal(dp_sched_take(s, out, 4), 1);
+  assert_int_equal(out[0].confirm, 1);
+  assert_int_equal(out[0].round, 1);
+  assert_int_equal(out[0].probe, 0);
+  assert_int_equal(out[0].last_in_round, 1);
+  assert_true(out[0].r.ops > 0);
+  /* past the next round: not run */
+  assert_int_equal(dp_sched_confirm(s, 0, S(20)), 0);
+  fake_now = t0 + S(10);
+  dp_sched_step(s, 0, 0); /* round 2 */
+  assert_int_equal(dp_sched_take(s, out, 4), 1);
+  assert_int_equal(out[0].confirm, 0);
+  assert_int_equal(out[0].round, 2);
+  dp_sched_free(s);
+}
+
 /* A brief stall is the queue's only with evidence: depth > 1 and a fast
  * shallow probe whose latency times the depth reaches half the Timeout. */
 static void test_queueing_explains(void **state) {
@@ -854,6 +893,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_past_timeout_at_qd1_is_a_stall,
                                       setup, teardown),
       cmocka_unit_test(test_queueing_explains),
+      cmocka_unit_test_setup_teardown(test_confirmation_round, setup, teardown),
       cmocka_unit_test_setup_teardown(test_layouts_splayed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_device_appears_after_start, setup,
                                       teardown),
