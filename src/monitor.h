@@ -18,6 +18,11 @@
  *   - a worker's disk is saturated when its utilisation reaches
  *     SaturationThreshold;
  *   - peer groups form at the first device-view read that has devices;
+ *   - fast confirmation: a suspect round (health.h) asks the scheduler for
+ *     a short confirmation round of the first probe soon after
+ *     (dp_sched_confirm), DP_MONITOR_CONFIRMS at most, whose sample is
+ *     judged but not dispatched as the probe's values;
+ *   - a target that cannot probe is FAILURE by "probing" every read;
  *   - the health state file (DP_MONITOR_STATE_FILE in StateDir) is read
  *     at start, written every DP_MONITOR_SAVE_NS and at stop (unless a
  *     worker was left on a hung disk, or the state is only read: a config
