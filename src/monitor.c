@@ -41,11 +41,12 @@ struct dp_monitor {
   char state_dir[PATH_MAX];    /* "" : no state file */
   dp_statefile_saver_t *saver; /* NULL: the state file is never written */
   uint64_t saved_ns;
-  dp_devview_t *devview; /* NULL offline */
-  size_t nworkers_seen;  /* workers whose disk the view watches */
-  int devstats_failing;  /* /proc/diskstats unreadable at the last read */
-  int *saturated;        /* per worker */
-  dp_peers_t *peers;     /* fail-slow among the device view's disks */
+  dp_devview_t *devview;   /* NULL offline */
+  size_t nworkers_seen;    /* workers whose disk the view watches */
+  int devstats_failing;    /* /proc/diskstats unreadable at the last read */
+  int *saturated;          /* per worker */
+  dp_monitor_busy_t *busy; /* per worker: its disk at the last view read */
+  dp_peers_t *peers;       /* fail-slow among the device view's disks */
   int peers_tried;
   int stopped, leaked;
   uint64_t (*now_ns)(void *arg); /* the monitor's clock; NULL: dp_now_ns */
@@ -263,6 +264,23 @@ static const char *target_device(dp_monitor_t *m, size_t i, char *buf,
   return buf;
 }
 
+/* A slow verdict on a disk busy with other I/O says so: load, which the
+ * operator finds with iotop, before a fault. */
+static void busy_words(char *words, size_t len, const dp_monitor_busy_t *b) {
+  size_t n = strlen(words);
+  if (b->probe_share >= 0)
+    snprintf(words + n, len - n,
+             "; its disk was busy with other I/O (utilisation %.0f %%, the "
+             "probe's share of the bytes %.0f %%): load, not necessarily a "
+             "fault",
+             b->util_percent, 100 * b->probe_share);
+  else
+    snprintf(words + n, len - n,
+             "; its disk was busy with other I/O (utilisation %.0f %%): "
+             "load, not necessarily a fault",
+             b->util_percent);
+}
+
 /* A verdict out: its values, the verdict sink, a notice when it changed. */
 static void publish_verdict(dp_monitor_t *m, size_t i,
                             const dp_health_verdict_t *vp, uint64_t round,
@@ -273,6 +291,13 @@ static void publish_verdict(dp_monitor_t *m, size_t i,
   char words[800], device[64];
   dp_health_describe(m->health, i, &v, words, sizeof(words));
   target_device(m, i, device, sizeof(device));
+  dp_monitor_busy_t busy = {.busy = 0, .util_percent = NAN, .probe_share = NAN};
+  if (m->sched != NULL)
+    busy = m->busy[dp_sched_target_worker(m->sched, i)];
+  int slowness = v.why != DP_RULE_STALL && v.why != DP_RULE_ERRORS &&
+                 v.why != DP_RULE_PROBING; /* busy explains slowness only */
+  if (busy.busy && v.level != DP_HEALTH_OK && slowness)
+    busy_words(words, sizeof(words), &busy);
   if (m->sink.verdict) {
     const char *model;
     dp_media_t media = dp_health_media(m->health, i, &model);
@@ -285,7 +310,8 @@ static void publish_verdict(dp_monitor_t *m, size_t i,
                                .words = words,
                                .media = media,
                                .model = model,
-                               .confirm = confirm};
+                               .confirm = confirm,
+                               .busy = busy};
     m->sink.verdict(&mv, m->sink.arg);
   }
   if (v.changed) {
@@ -577,8 +603,12 @@ void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns) {
                 peer_change, &f);
   for (int i = 0; i < n; i++) {
     int k = dp_sched_find_disk(m->sched, d[i].name);
-    if (k >= 0)
+    if (k >= 0) {
       m->saturated[k] = dp_diskstats_saturated(&d[i], m->pc.saturation_percent);
+      m->busy[k] = (dp_monitor_busy_t){.busy = m->saturated[k],
+                                       .util_percent = d[i].util_percent,
+                                       .probe_share = d[i].probe_bytes_share};
+    }
     emit_device(m, &d[i], wall_ns);
     emit_identity(m, d[i].name, wall_ns);
     if (m->sink.device)
@@ -951,7 +981,8 @@ static int sched_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   m->scratch = calloc(dp_sched_max_samples(m->sched), sizeof(*m->scratch));
   /* as many as the scheduler's most workers */
   m->saturated = calloc(m->ntargets + 1, sizeof(int));
-  return m->scratch && m->saturated ? 0 : -ENOMEM;
+  m->busy = calloc(m->ntargets + 1, sizeof(*m->busy));
+  return m->scratch && m->saturated && m->busy ? 0 : -ENOMEM;
 }
 
 /* StateDir (or the front-end's default), checked once: a directory
@@ -1104,6 +1135,7 @@ void dp_monitor_free(dp_monitor_t *m) {
   dp_sched_free(m->sched);
   free(m->scratch);
   free(m->saturated);
+  free(m->busy);
   dp_devview_free(m->devview);
   dp_health_free(m->health);
   dp_peers_free(m->peers);

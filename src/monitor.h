@@ -146,6 +146,16 @@ typedef struct {
   const char *line;  /* no program prefix */
 } dp_monitor_log_t;
 
+/* Busy or failing: a target's disk at the last device-view read --
+ * saturated by I/O that was mostly not the probe's (SaturationThreshold,
+ * diskstats.h), its utilisation and the probe's share of its bytes (NaN:
+ * not known). A verdict that is not OK on a busy disk says so in its
+ * words. */
+typedef struct {
+  int busy;
+  double util_percent, probe_share;
+} dp_monitor_busy_t;
+
 /* A target's round, judged (the verdict after its last probe). */
 typedef struct {
   size_t target;
@@ -158,6 +168,7 @@ typedef struct {
   dp_media_t media;
   const char *model;
   int confirm; /* the verdict of a confirmation round (fast confirmation) */
+  dp_monitor_busy_t busy; /* its disk at the last device-view read */
 } dp_monitor_verdict_t;
 
 typedef struct {

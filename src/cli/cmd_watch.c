@@ -301,6 +301,11 @@ static void watch_verdict(const dp_monitor_verdict_t *mv, void *arg) {
          v->why_detail, v->armed ? "true" : "false");
   json_num("slowdown", v->slowdown);
   json_num("ceiling_s", v->ceiling_s);
+  if (mv->busy.busy) { /* its disk busy with other I/O (monitor.h) */
+    printf(",\"busy\":true");
+    json_num("util_percent", mv->busy.util_percent);
+    json_num("probe_share", mv->busy.probe_share);
+  }
   printf(",\"media\":\"%s\",\"model\":", dp_media_name(mv->media));
   dp_cli_json_str(stdout, mv->model);
   printf(",\"message\":");

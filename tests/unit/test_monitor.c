@@ -35,6 +35,7 @@ static struct {
   pthread_mutex_t lock;
   struct iocb *q[1024];
   unsigned qn;
+  long delay_ns; /* a real wait before completions: a measurable latency */
 } fk = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t fake_now = 1000 * DP_NS_PER_S;
@@ -67,6 +68,8 @@ int __wrap_io_submit(io_context_t ctx, long n, struct iocb **cbs) {
 int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
                         struct io_event *ev, struct timespec *ts) {
   (void)ctx, (void)min_nr, (void)ts;
+  if (fk.delay_ns > 0)
+    nanosleep(&(struct timespec){0, fk.delay_ns}, NULL);
   pthread_mutex_lock(&fk.lock);
   long n = 0;
   while (fk.qn > 0 && n < nr) {
@@ -367,6 +370,73 @@ static void test_live_round(void **state) {
   dp_monitor_free(m);
 }
 
+/* Busy or failing: a verdict that is not OK on a disk saturated by other
+ * I/O says so, with the utilisation and the probe's share. The disk here
+ * is a fake /proc/diskstats 100 % busy moving 8 GB every 10 s; a ceiling
+ * of 10 us makes the target WARNING by ceiling at its third round. */
+static void test_busy_verdict_says_so(void **state) {
+  (void)state;
+  dp_target_conf_t t;
+  char err[256], path[128], ds[128];
+  dp_target_conf_init(&t, "t1");
+  snprintf(path, sizeof(path), "%s/probe", dir);
+  mkdir(path, 0700);
+  assert_int_equal(dp_target_conf_set(&t, "Path", path, err, sizeof(err)), 0);
+  assert_int_equal(dp_target_conf_set(&t, "FileSize", "4M", err, sizeof(err)),
+                   0);
+  assert_int_equal(
+      dp_target_conf_set(&t, "LatencyCeiling", "0.00001", err, sizeof(err)), 0);
+  assert_int_equal(
+      dp_target_conf_set(&t, "ProbeInterval", "10", err, sizeof(err)), 0);
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
+  dp_plugin_conf_t pc;
+  dp_plugin_conf_init(&pc);
+  pc.splay = 0;
+  snprintf(ds, sizeof(ds), "%s/diskstats", dir);
+  rec_t r;
+  dp_monitor_sink_t sink = rec_sink(&r);
+  dp_monitor_conf_t mc = {.plugin = &pc,
+                          .targets = &t,
+                          .ntargets = 1,
+                          .host = "h1",
+                          .read_interval_ns = 10 * DP_NS_PER_S,
+                          .now_ns = fake_clock,
+                          .diskstats_path = ds};
+  dp_monitor_t *m;
+  assert_int_equal(dp_monitor_new(&m, &mc, &sink), 0);
+  dp_sched_t *s = dp_monitor_sched(m);
+  const char *disk = dp_sched_worker_disk(s, 0);
+  fk.delay_ns = 200000; /* 200 us an I/O: far above the 10 us ceiling */
+  if (strchr(disk, ':') != NULL) { /* no block device: no device view */
+    fk.delay_ns = 0;
+    dp_monitor_free(m);
+    skip();
+  }
+  for (unsigned k = 1; k <= 5; k++) {
+    FILE *f = fopen(ds, "w");
+    assert_non_null(f);
+    /* reads, sectors (8 GB a step), io_ticks 10 s a step: 100 % busy */
+    fprintf(f, " 253 0 %s %u 0 %u %u 0 0 0 0 0 %u %u 0 0 0 0 0 0\n", disk,
+            100000 * k, 16000000 * k, 500 * k, 10000 * k, 10000 * k);
+    fclose(f);
+    if (k > 1)
+      dp_sched_step(s, 0, 0);
+    __atomic_add_fetch(&fake_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
+    dp_monitor_read(m, (uint64_t)k * 10 * DP_NS_PER_S);
+  }
+  assert_true(r.nverdicts >= 3);
+  assert_int_equal(r.verdicts[r.nverdicts - 1].level, DP_HEALTH_WARNING);
+  assert_int_equal(r.nnotices, 1);
+  const char *msg = r.notices[0].message;
+  if (strstr(msg, "its disk was busy with other I/O (utilisation 100 %") ==
+      NULL)
+    fail_msg("notice without the busy words: %s", msg);
+  assert_non_null(strstr(msg, "load, not necessarily a fault"));
+  fk.delay_ns = 0;
+  assert_int_equal(dp_monitor_stop(m), 0);
+  dp_monitor_free(m);
+}
+
 /* A target that cannot be opened (its probe file is not ours) is FAILURE
  * by "probing" at the next read, every read, with the cause; its first
  * round back clears it with an OKAY. */
@@ -533,6 +603,8 @@ int main(void) {
       cmocka_unit_test(test_skipped_probe_not_measured),
       cmocka_unit_test(test_changed_verdict_notice),
       cmocka_unit_test_setup_teardown(test_not_probing_is_failure, live_setup,
+                                      live_teardown),
+      cmocka_unit_test_setup_teardown(test_busy_verdict_says_so, live_setup,
                                       live_teardown),
       cmocka_unit_test_setup_teardown(test_live_round, live_setup,
                                       live_teardown),
