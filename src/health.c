@@ -170,6 +170,8 @@ int dp_health_from_conf(dp_health_t **out, const dp_plugin_conf_t *pc,
                               info.media, info.model,
                               (double)tc[i].ceiling_ns / 1e9);
     (*out)->t[i].interval_ns = tc[i].interval_ns;
+    snprintf((*out)->t[i].disk, sizeof((*out)->t[i].disk), "%s",
+             disks[i] ? disks[i] : "");
   }
   if (rc != 0) {
     dp_health_free(*out);
@@ -345,7 +347,8 @@ static double peer_median(const dp_health_t *h, size_t i, unsigned *npeers) {
     const target_t *o = &h->t[k];
     if (k == i || !o->set || o->media != me->media ||
         strcmp(o->model, me->model) != 0 || !(o->last_p50 > 0) ||
-        strcmp(o->probes[0].key, me->probes[0].key) != 0)
+        strcmp(o->probes[0].key, me->probes[0].key) != 0 ||
+        (me->disk[0] && strcmp(o->disk, me->disk) == 0))
       continue;
     v[n++] = o->last_p50;
   }

@@ -132,7 +132,8 @@
  *
  * Peers
  *   With three or more targets of one media class and model whose first
- *   probes run the same job (pattern, block size, queue depth), each
+ *   probes run the same job (pattern, block size, queue depth) on other
+ *   disks (dp_health_from_conf knows each target's disk), each
  *   target's first-probe p50 against the median of the others' in the
  *   same round; ratio >= 3 for 3 rounds in a row: WARNING ("peers"), so
  *   one disk slower than its siblings is flagged while host-wide load

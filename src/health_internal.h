@@ -33,6 +33,7 @@ typedef struct {
   probe_t probes[DP_HEALTH_PROBES_MAX];
   dp_media_t media;
   char model[64];
+  char disk[32]; /* its worker's disk ("" not known): peers are on others */
   double ceiling_s;
   uint64_t interval_ns;       /* ProbeInterval now (0: not known) */
   uint64_t saved_interval_ns; /* as the state file had it (0: none) */

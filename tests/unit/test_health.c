@@ -555,6 +555,49 @@ static void test_peers(void **state) {
   dp_health_free(h);
 }
 
+/* Peers are on other disks: two targets on one disk are not each other's
+ * reference (dp_health_from_conf knows each target's disk). */
+static void test_peers_on_other_disks(void **state) {
+  (void)state;
+  char dir[] = "/tmp/dp-test-peers.XXXXXX", err[256];
+  assert_non_null(mkdtemp(dir));
+  dp_target_conf_t tc[3];
+  for (int i = 0; i < 3; i++) {
+    char name[8];
+    snprintf(name, sizeof(name), "t%d", i);
+    dp_target_conf_init(&tc[i], name);
+    assert_int_equal(dp_target_conf_set(&tc[i], "Path", dir, err, sizeof(err)),
+                     0);
+    assert_int_equal(dp_target_conf_finish(&tc[i], err, sizeof(err)), 0);
+  }
+  dp_plugin_conf_t pc;
+  dp_plugin_conf_init(&pc);
+  const char *disks[] = {"sda", "sda", "sdb"};
+  dp_health_t *h;
+  assert_int_equal(
+      dp_health_from_conf(&h, &pc, tc, 3, disks, "/nonexistent-sysroot"), 0);
+  dp_health_obs_t ok[3], slow[3];
+  memset(ok, 0, sizeof(ok));
+  for (int k = 0; k < 3; k++)
+    ok[k] = (dp_health_obs_t){1e-4, 1.2e-4, 8000, 0, 0, 0, NAN, 0};
+  memcpy(slow, ok, sizeof(ok));
+  for (int k = 0; k < 3; k++) {
+    slow[k].p50_s *= 4;
+    slow[k].mean_s *= 4;
+    slow[k].iops /= 4;
+  }
+  dp_health_verdict_t v;
+  feed(h, 1, slow); /* t1 on sda with t0: slow too */
+  feed(h, 2, ok);   /* t2 on sdb */
+  v = feed(h, 0, slow);
+  assert_true(isnan(v.peer_ratio)); /* one peer on another disk: no group */
+  v = feed(h, 2, ok);
+  assert_true(v.peer_ratio > 0); /* t2's peers t0 and t1 are on sda */
+  assert_true(fabs(v.peer_ratio - 0.25) < 1e-6);
+  dp_health_free(h);
+  rmdir(dir);
+}
+
 static void test_stall_and_errors_immediate(void **state) {
   (void)state;
   dp_health_t *h = make(1, DP_MEDIA_SSD);
@@ -710,6 +753,7 @@ int main(void) {
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
       cmocka_unit_test(test_peers),
+      cmocka_unit_test(test_peers_on_other_disks),
       cmocka_unit_test(test_stall_and_errors_immediate),
       cmocka_unit_test(test_nospace_warns),
       cmocka_unit_test(test_describe_figures_first),
