@@ -811,7 +811,17 @@ static void state_load(dp_monitor_t *m) {
     return;
   char path[PATH_MAX + 64], err[PATH_MAX + 256];
   snprintf(path, sizeof(path), "%s/%s", m->state_dir, DP_MONITOR_STATE_FILE);
-  int rc = dp_health_load(m->health, path, err, sizeof(err));
+  /* read off the init thread, bounded: a StateDir on a hung disk must not
+   * hold collectd's start */
+  char *text;
+  size_t len;
+  int rc = dp_statefile_read_bounded(
+      m->state_dir, DP_MONITOR_STATE_FILE, DP_HEALTH_STATE_MAX_BYTES,
+      m->saver != NULL, DP_MONITOR_SAVE_WAIT_NS, &text, &len, err, sizeof(err));
+  if (rc == 0) {
+    rc = dp_health_state_parse(m->health, text, len, err, sizeof(err));
+    free(text);
+  }
   if (rc < 0 && rc != -ENOENT)
     LOG_PLAIN(m, LOG_WARNING,
               "ignoring the health state file %s: %s; baselines start "
@@ -1004,8 +1014,7 @@ static void state_dir_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   snprintf(m->state_dir, sizeof(m->state_dir), "%s", dir);
   if (c->state_read_only)
     return;
-  /* a crash's temporary files; a failure here is the save's to say */
-  dp_statefile_clean(dir, DP_MONITOR_STATE_FILE, err, sizeof(err));
+  /* a crash's temporary files are removed by state_load's reader */
   if ((rc = dp_statefile_saver_new(&m->saver, dir, DP_MONITOR_STATE_FILE)) < 0)
     LOG_PLAIN(m, LOG_WARNING,
               "cannot start the health state saver: %s; the baselines are "
@@ -1153,6 +1162,8 @@ int dp_monitor_glob_check(const char *glob, char *err, size_t errlen) {
 }
 
 int dp_monitor_state_dir_check(const char *dir, char *err, size_t errlen) {
-  int rc = dp_statefile_check_dir(dir, err, errlen);
+  /* bounded: a StateDir on a hung disk must not hold collectd's start */
+  int rc =
+      dp_statefile_check_dir_bounded(dir, DP_MONITOR_SAVE_WAIT_NS, err, errlen);
   return rc == -EPERM || rc == -ELOOP || rc == -ENOTDIR ? rc : 0;
 }

@@ -2,6 +2,7 @@
  * statefile.h. */
 #define _GNU_SOURCE
 #include "statefile.h"
+#include "clock.h"
 #include "safepath.h"
 #include "vocab.h"
 
@@ -9,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -275,9 +277,7 @@ typedef struct {
 /* The child: nothing of the daemon's kept open (a probe file's lock, a
  * socket: it may outlive the daemon on a hung disk), default signals (a
  * SIGTERM ends it), the write, its result down the pipe. */
-static __attribute__((noreturn)) void child_main(int out, const char *dir,
-                                                 const char *name,
-                                                 const char *text, size_t len) {
+static void child_isolate(int out) {
   if ((out > 0 && close_range(0, (unsigned)out - 1, 0) != 0) ||
       close_range((unsigned)out + 1, ~0u, 0) != 0) {
     struct rlimit rl;
@@ -294,6 +294,12 @@ static __attribute__((noreturn)) void child_main(int out, const char *dir,
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static __attribute__((noreturn)) void child_main(int out, const char *dir,
+                                                 const char *name,
+                                                 const char *text, size_t len) {
+  child_isolate(out);
   child_result_t r = {0};
   r.rc = dp_statefile_write(dir, name, text, len, r.err, sizeof(r.err));
   ssize_t w = write(out, &r, sizeof(r));
@@ -338,6 +344,134 @@ static int write_in_child(const dp_statefile_saver_t *s, const char *text,
   r.err[sizeof(r.err) - 1] = '\0';
   snprintf(err, errlen, "%s", r.err);
   return r.rc;
+}
+
+/* Reads exactly len bytes from fd before the deadline (CLOCK_MONOTONIC):
+ * 0, -ETIMEDOUT, -EIO (the writer ended early). */
+static int read_before(int fd, void *buf, size_t len, uint64_t deadline_ns) {
+  size_t got = 0;
+  while (got < len) {
+    uint64_t now = dp_now_ns();
+    if (now >= deadline_ns)
+      return -ETIMEDOUT;
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    int ms = (int)((deadline_ns - now + 999999) / 1000000);
+    int n = poll(&pf, 1, ms);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n == 0)
+      return -ETIMEDOUT;
+    ssize_t r = read(fd, (char *)buf + got, len - got);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (r <= 0)
+      return -EIO;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+typedef struct {
+  int rc;
+  char err[512];
+  size_t len;
+} read_header_t;
+
+/* What a bounded child does: check the directory; or remove a crash's
+ * temporary files (unless read_only) and read the file. */
+typedef enum { OP_CHECK, OP_READ, OP_CLEAN_READ } child_op_t;
+
+static __attribute__((noreturn)) void op_child(int out, child_op_t op,
+                                               const char *dir,
+                                               const char *name,
+                                               size_t max_bytes) {
+  child_isolate(out);
+  read_header_t h = {0};
+  char *t = NULL;
+  if (op == OP_CHECK) {
+    h.rc = dp_statefile_check_dir(dir, h.err, sizeof(h.err));
+  } else {
+    if (op == OP_CLEAN_READ) {
+      char ignored[256];
+      dp_statefile_clean(dir, name, ignored, sizeof(ignored));
+    }
+    h.rc = dp_statefile_read(dir, name, max_bytes, &t, &h.len, h.err,
+                             sizeof(h.err));
+  }
+  int ok = write_all(out, (const char *)&h, sizeof(h)) == 0 &&
+           (h.rc < 0 || h.len == 0 || write_all(out, t, h.len) == 0);
+  _exit(ok ? 0 : 1);
+}
+
+/* Runs op in a child process and waits at most wait_ns for its answer;
+ * -ETIMEDOUT leaves the child behind on the hung disk, alone. */
+static int bounded(child_op_t op, const char *dir, const char *name,
+                   size_t max_bytes, uint64_t wait_ns, char **text, size_t *len,
+                   char *err, size_t errlen) {
+  if (text != NULL) {
+    *text = NULL;
+    *len = 0;
+  }
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0)
+    return dp_errf(err, errlen, -errno, "cannot make a pipe: %s",
+                   strerror(errno));
+  pid_t pid = fork();
+  if (pid == 0)
+    op_child(p[1], op, dir, name, max_bytes);
+  int e = errno;
+  close(p[1]);
+  if (pid < 0) {
+    close(p[0]);
+    return dp_errf(err, errlen, -e, "cannot start a process to reach %s: %s",
+                   dir, strerror(e));
+  }
+  uint64_t deadline = dp_now_ns() + wait_ns;
+  read_header_t h;
+  int rc = read_before(p[0], &h, sizeof(h), deadline);
+  char *buf = NULL;
+  if (rc == 0 && h.rc == 0 && op != OP_CHECK) {
+    if (h.len > max_bytes)
+      rc = -EIO;
+    else if ((buf = malloc(h.len + 1)) == NULL)
+      rc = -ENOMEM;
+    else if ((rc = read_before(p[0], buf, h.len, deadline)) == 0) {
+      buf[h.len] = '\0';
+      *text = buf;
+      *len = h.len;
+      buf = NULL;
+    }
+  }
+  free(buf);
+  close(p[0]);
+  if (rc == -ETIMEDOUT)
+    return dp_errf(err, errlen, rc, "%s did not answer within %.3g s", dir,
+                   (double)wait_ns / 1e9);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  if (rc < 0)
+    return dp_errf(err, errlen, rc,
+                   "the process reaching %s ended without "
+                   "a result",
+                   dir);
+  if (h.rc < 0) {
+    h.err[sizeof(h.err) - 1] = '\0';
+    snprintf(err, errlen, "%s", h.err);
+  }
+  return h.rc;
+}
+
+int dp_statefile_read_bounded(const char *dir, const char *name,
+                              size_t max_bytes, int clean, uint64_t wait_ns,
+                              char **text, size_t *len, char *err,
+                              size_t errlen) {
+  return bounded(clean ? OP_CLEAN_READ : OP_READ, dir, name, max_bytes, wait_ns,
+                 text, len, err, errlen);
+}
+
+int dp_statefile_check_dir_bounded(const char *dir, uint64_t wait_ns, char *err,
+                                   size_t errlen) {
+  return bounded(OP_CHECK, dir, "", 0, wait_ns, NULL, NULL, err, errlen);
 }
 
 static void saver_unref(dp_statefile_saver_t *s) {

@@ -33,6 +33,21 @@
 int dp_statefile_read(const char *dir, const char *name, size_t max_bytes,
                       char **text, size_t *len, char *err, size_t errlen);
 
+/* dp_statefile_read in a child process (as the saver writes), after
+ * dp_statefile_clean there if `clean`, waiting at most wait_ns for it:
+ * -ETIMEDOUT ("DIR did not answer within N s" in err) when the
+ * directory's disk does not answer in time (a hung disk, a dead network
+ * mount) -- the child is left behind on it, never the caller (collectd's
+ * config or init). Else as dp_statefile_read. */
+int dp_statefile_read_bounded(const char *dir, const char *name,
+                              size_t max_bytes, int clean, uint64_t wait_ns,
+                              char **text, size_t *len, char *err,
+                              size_t errlen);
+
+/* dp_statefile_check_dir in a child process, bounded as above. */
+int dp_statefile_check_dir_bounded(const char *dir, uint64_t wait_ns, char *err,
+                                   size_t errlen);
+
 /* Replaces DIR/NAME with text[0..len) as above. -errno. */
 int dp_statefile_write(const char *dir, const char *name, const char *text,
                        size_t len, char *err, size_t errlen);

@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "clock.h"
 #include "health.h"
 #include "helpers.h"
 #include "statefile.h"
@@ -269,6 +270,48 @@ static void test_round_trip(void **state) {
   dp_health_free(h);
 }
 
+/* The bounded read gives what the plain read gives, its refusals with
+ * their cause, and -ETIMEDOUT (saying so) when the reading process does
+ * not answer in time -- here a wait of 0. */
+static void test_read_bounded(void **state) {
+  (void)state;
+  dp_health_t *h = tracker();
+  char err[512] = "";
+  assert_int_equal(dp_health_save(h, path, err, sizeof(err)), 0);
+  char *a, *b;
+  size_t la, lb;
+  assert_int_equal(dp_statefile_read(dir, "health.state",
+                                     DP_HEALTH_STATE_MAX_BYTES, &a, &la, err,
+                                     sizeof(err)),
+                   0);
+  assert_int_equal(
+      dp_statefile_read_bounded(dir, "health.state", DP_HEALTH_STATE_MAX_BYTES,
+                                0, 2 * DP_NS_PER_S, &b, &lb, err, sizeof(err)),
+      0);
+  assert_int_equal(la, lb);
+  assert_memory_equal(a, b, la);
+  free(a);
+  free(b);
+  assert_int_equal(dp_statefile_read_bounded(dir, "missing.state", 1 << 20, 0,
+                                             2 * DP_NS_PER_S, &b, &lb, err,
+                                             sizeof(err)),
+                   -ENOENT);
+  assert_null(b);
+  assert_non_null(strstr(err, "missing.state"));
+  assert_int_equal(dp_statefile_read_bounded(dir, "health.state",
+                                             DP_HEALTH_STATE_MAX_BYTES, 0, 0,
+                                             &b, &lb, err, sizeof(err)),
+                   -ETIMEDOUT);
+  assert_null(b);
+  assert_non_null(strstr(err, "did not answer within"));
+  assert_int_equal(
+      dp_statefile_check_dir_bounded(dir, 2 * DP_NS_PER_S, err, sizeof(err)),
+      0);
+  assert_int_equal(dp_statefile_check_dir_bounded(dir, 0, err, sizeof(err)),
+                   -ETIMEDOUT);
+  dp_health_free(h);
+}
+
 /* A crash's temporary files are removed at start -- ours, regular, of a
  * writer no longer running -- and nothing else. */
 static void test_stale_temps_cleaned(void **state) {
@@ -349,6 +392,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_untrusted_dir_refused, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_read_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_temps_cleaned, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_saver, setup, teardown),
