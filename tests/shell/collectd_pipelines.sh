@@ -66,8 +66,9 @@ rewrite() { # rewrite EXAMPLE NAME: writes $d/NAME/collectd.conf
 for f in "$ex"/*.conf; do
   n=$(basename "$f" .conf)
   # Drop-in snippets, checked by notify_examples.sh (notify_email needs
-  # libesmtp6) and fleet_secure.sh.
-  case $n in health-notify-* | fleet-*) continue ;; esac
+  # libesmtp6), fleet_secure.sh and smart_example.sh (smart.so needs
+  # libatasmart4).
+  case $n in health-notify-* | fleet-* | smart) continue ;; esac
   rewrite "$n.conf" "$n"
   if collectd_check "$d/$n"; then
     pass "example $n.conf: collectd -T accepts it"
