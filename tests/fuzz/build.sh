@@ -47,14 +47,14 @@ flags+=(${FUZZ_CFLAGS:-})
 
 # The library sources each target needs (vocab.c for the pattern names and
 # messages of conf.c, options.c and health.c; blockdev.c for health's media
-# classes).
+# classes and options.c's Class names).
 core="vocab.c"
 declare -A needs=(
   [fuzz_diskstats]="diskstats.c"
   [fuzz_units]="units.c"
-  [fuzz_conf]="conf.c options.c units.c $core"
-  [fuzz_health_state]="health.c health_state.c statefile.c safepath.c blockdev.c conf.c options.c units.c $core"
-  [fuzz_failslow_input]="cli/cmd_failslow.c cli/failslow_input.c cli/jsonl.c cli/common.c failslow.c conf.c options.c units.c $core"
+  [fuzz_conf]="conf.c options.c units.c blockdev.c $core"
+  [fuzz_health_state]="health.c health_state.c statefile.c safepath.c blockdev.c clock.c conf.c options.c units.c $core"
+  [fuzz_failslow_input]="cli/cmd_failslow.c cli/failslow_input.c cli/jsonl.c cli/common.c failslow.c conf.c options.c units.c blockdev.c $core"
   [fuzz_replay_input]="cli/replay_input.c cli/jsonl.c"
 )
 for t in fuzz_diskstats fuzz_units fuzz_conf fuzz_health_state fuzz_failslow_input fuzz_replay_input; do

@@ -77,7 +77,12 @@ chmod 0755 "$tmp" # the notification script runs as nobody and writes here
 out=$tmp/out
 # Paths named *diskprobe* before the install: after the purge, every new one
 # must be on the README's list of what remains.
-dp_paths() { find /etc /usr /var/lib /var/log -xdev -name '*diskprobe*' 2>/dev/null | sort; }
+# (not the test harness's own directories, /var/tmp/diskprobe-test.*, as
+# other plugins name them: collectd's df plugin on a test's mount point)
+dp_paths() {
+  find /etc /usr /var/lib /var/log -xdev -name '*diskprobe*' 2>/dev/null |
+    grep -v 'diskprobe-test\.' | sort
+}
 dp_paths >"$tmp/dp-before"
 # What the restore must bring back.
 machine() { find /etc/collectd /var/lib/collectd /usr/local/lib/collectd /var/log/collectd.log 2>/dev/null | sort; }
