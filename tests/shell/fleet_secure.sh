@@ -130,14 +130,17 @@ pq=
 if command -v prometheus >/dev/null; then
   pq=$((port + 2))
   mkdir -p "$d/prom"
-  {
-    printf 'global:\n  scrape_interval: 1s\n'
-    sed -e "s|\"collector.example.net:9103\"|\"127.0.0.1:$prom\"|" -e 's|scrape_interval: 10s|scrape_interval: 1s|' \
-      "$ex/prometheus-scrape.yml"
-    sed -n '/^  - job_name:/,$p' "$ex/prometheus-scrape.yml" |
-      sed -e "s|\"collector.example.net:9103\"|\"127.0.0.1:$prom\"|" -e 's|scrape_interval: 10s|scrape_interval: 1s|' \
-        -e 's|job_name: diskprobe-fleet|job_name: without-honor-labels|' -e 's|honor_labels: true|honor_labels: false|'
-  } >"$d/prom/prometheus.yml"
+  # the shipped diskprobe-fleet job as it is (its other jobs, node_exporter's,
+  # left out: nothing to scrape here) and its copy without honor_labels
+  python3 - "$ex/prometheus-scrape.yml" "127.0.0.1:$prom" >"$d/prom/prometheus.yml" <<'PY' ||
+import json, sys, yaml
+jobs = yaml.safe_load(open(sys.argv[1]))["scrape_configs"]
+job = next(j for j in jobs if j["job_name"] == "diskprobe-fleet")
+job.update(scrape_interval="1s", static_configs=[{"targets": [sys.argv[2]]}])
+control = dict(job, job_name="without-honor-labels", honor_labels=False)
+print(json.dumps({"global": {"scrape_interval": "1s"}, "scrape_configs": [job, control]}, indent=2))
+PY
+    die "cannot write the Prometheus config from prometheus-scrape.yml"
   prometheus_start "$d/prom" "$pq"
 fi
 declare -A cpid
