@@ -21,6 +21,7 @@ PKGS=(
   collectd-core rrdtool libmicrohttpd12 libprotobuf-c1
   # tests and benchmarks
   fio ioping sysstat prometheus e2fsprogs util-linux python3 python3-fusepy
+  python3-yaml # dashboards.sh and the Prometheus tests read the shipped YAML
   procps
   curl fdisk
   tcpdump # fleet_secure.sh: what the network plugin puts on the wire
