@@ -96,8 +96,8 @@
  *                 outlier); WARNING when its median over the last tail_n
  *                 (15) rounds reaches tail_warn (3.5); healthy recorded
  *                 series stay <= 3.22 (a busy shared disk). Off below
- *                 tail_warn / 1.3. Needs arm_rounds of its own baseline,
- *                 which is not in the state file (rebuilt after a start).
+ *                 tail_warn / 1.3. Needs arm_rounds of its own baseline
+ *                 (kept in the state file as "shape" lines).
  *   intermittent  S >= warn_fast in inter_k (3) of the last 10 rounds:
  *                 a fault that comes and goes (every 3rd round 10x
  *                 slower); single-round spikes (one in 25) never make 3.

@@ -9,6 +9,7 @@
  *   p50 v1 ... vN
  *   mean v1 ... vN
  *   iops v1 ... vN
+ *   shape TARGET PROBE KEY v1 ... vM   (optional: the tail rule's p99/p50)
  *   ...
  *   end
  *
@@ -57,6 +58,13 @@ static void save_probes(const dp_health_t *h, FILE *f) {
                   (double)r->v[(r->head + j) % h->c.horizon_rounds]);
         fprintf(f, "\n");
       }
+      const ring_t *r = &p->shape; /* the tail rule's baseline */
+      if (r->n == 0)
+        continue;
+      fprintf(f, "shape %s %s %s", t->name, p->name, p->key);
+      for (unsigned j = 0; j < r->n; j++)
+        fprintf(f, " %.6g", (double)r->v[(r->head + j) % h->c.horizon_rounds]);
+      fprintf(f, "\n");
     }
   }
 }
@@ -131,6 +139,8 @@ typedef struct {
   size_t errlen;
   pending_t *pend; /* the probes to restore */
   size_t npend, maxpend;
+  pending_t *shapes; /* their tail baselines (v[0]) */
+  size_t nshapes;
   pending_t pe; /* the probe being read */
 } loader_t;
 
@@ -153,7 +163,8 @@ static int load_alloc(loader_t *L) {
   for (size_t i = 0; i < L->h->n; i++)
     L->maxpend += L->h->t[i].nprobes;
   L->pend = calloc(L->maxpend + 1, sizeof(*L->pend));
-  return L->line == NULL || L->pend == NULL ? -ENOMEM : 0;
+  L->shapes = calloc(L->maxpend + 1, sizeof(*L->shapes));
+  return L->line == NULL || L->pend == NULL || L->shapes == NULL ? -ENOMEM : 0;
 }
 
 static void load_free(loader_t *L) {
@@ -163,6 +174,9 @@ static void load_free(loader_t *L) {
     for (int s = 0; s < ST_COUNT; s++)
       free(L->pend[j].v[s]);
   free(L->pend);
+  for (size_t j = 0; L->shapes && j < L->nshapes; j++)
+    free(L->shapes[j].v[0]);
+  free(L->shapes);
   free(L->line);
 }
 
@@ -255,6 +269,37 @@ static int load_probe(loader_t *L) {
   return 0;
 }
 
+/* A "shape TARGET PROBE KEY v..." line: kept when the probe exists now. */
+static int load_shape(loader_t *L) {
+  char *save = NULL, *tok[4];
+  for (int q = 0; q < 4; q++)
+    tok[q] = strtok_r(q ? NULL : L->line, " \n", &save);
+  if (tok[3] == NULL)
+    return load_bad(L, "line %u: expected \"shape TARGET PROBE KEY V...\"",
+                    L->lineno);
+  probe_t *p = find_probe(L->h, tok[1], tok[2], tok[3]);
+  float *v = malloc(DP_HEALTH_HORIZON_MAX * sizeof(float));
+  if (v == NULL)
+    return -ENOMEM;
+  unsigned n = 0;
+  for (char *t; (t = strtok_r(NULL, " \n", &save)) != NULL;) {
+    char *end;
+    double x = strtod(t, &end);
+    if (*end != '\0' || !(x > 0) || !(x <= FLT_MAX) ||
+        n >= DP_HEALTH_HORIZON_MAX || !((float)x > 0)) {
+      free(v);
+      return load_bad(L, "line %u: expected positive shape values", L->lineno);
+    }
+    v[n++] = (float)x;
+  }
+  if (p == NULL || L->nshapes >= L->maxpend) {
+    free(v);
+    return 0;
+  }
+  L->shapes[L->nshapes++] = (pending_t){.p = p, .n = n, .v = {v}};
+  return 0;
+}
+
 /* An "interval TARGET NS" line: kept for a target that exists now (it
  * changes no baseline, so it needs no pending copy). */
 static int load_interval(loader_t *L) {
@@ -279,6 +324,7 @@ static int load_body(loader_t *L) {
     if (strcmp(L->line, "end\n") == 0)
       return 0;
     int rc = strncmp(L->line, "interval ", 9) == 0 ? load_interval(L)
+             : strncmp(L->line, "shape ", 6) == 0  ? load_shape(L)
                                                    : load_probe(L);
     if (rc != 0)
       return rc;
@@ -298,6 +344,14 @@ static void load_apply(loader_t *L) {
       for (unsigned q = skip; q < pe->n; q++)
         dp_health_ring_add(r, cap_r, pe->v[s][q]);
     }
+  }
+  for (size_t j = 0; j < L->nshapes; j++) {
+    const pending_t *pe = &L->shapes[j];
+    unsigned skip = pe->n > cap_r ? pe->n - cap_r : 0;
+    ring_t *r = &pe->p->shape;
+    r->head = r->n = 0;
+    for (unsigned q = skip; q < pe->n; q++)
+      dp_health_ring_add(r, cap_r, pe->v[0][q]);
   }
 }
 

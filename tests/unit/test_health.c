@@ -314,6 +314,42 @@ static void test_crawl_is_failure(void **state) {
   dp_health_free(h);
 }
 
+/* The tail rule's baseline (p99/p50 of learned rounds) goes into the state
+ * text as "shape" lines and comes back: format, parse into a fresh
+ * tracker, format again gives the same text. */
+static void test_state_keeps_tail_baseline(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  dp_health_obs_t o[2];
+  for (int r = 0; r < 25; r++) {
+    healthy(o, (r % 5) / 4.0);
+    o[0].p99_s = 4 * o[0].p50_s;
+    o[1].p99_s = 6 * o[1].p50_s;
+    feed(h, 0, o);
+  }
+  char *a, *b;
+  size_t la, lb;
+  assert_int_equal(dp_health_state_format(h, &a, &la), 0);
+  assert_non_null(strstr(a, "shape t0 randread-qd1 randread/8192/1 4 4 4"));
+  assert_non_null(strstr(a, "shape t0 randread-qd32 randread/8192/32 6 6"));
+  dp_health_t *h2 = make(1, DP_MEDIA_SSD);
+  char err[256] = "";
+  assert_int_equal(dp_health_state_parse(h2, a, la, err, sizeof(err)), 0);
+  assert_int_equal(dp_health_state_format(h2, &b, &lb), 0);
+  assert_int_equal(la, lb);
+  assert_memory_equal(a, b, la);
+  /* a file of another version's probes loads; a bad shape line is refused */
+  char bad[] = "diskprobe-health 1\nshape t0 randread-qd1 randread/8192/1 "
+               "-1\nend\n";
+  assert_int_equal(
+      dp_health_state_parse(h2, bad, strlen(bad), err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "line 2"));
+  free(a);
+  free(b);
+  dp_health_free(h);
+  dp_health_free(h2);
+}
+
 static void test_state_file(void **state) {
   (void)state;
   char dir[] = "/tmp/dp-test-health.XXXXXX", path[64], cmd[128];
@@ -749,6 +785,7 @@ int main(void) {
       cmocka_unit_test(test_bursty_needs_mean_and_iops),
       cmocka_unit_test(test_confirmation_rounds),
       cmocka_unit_test(test_crawl_is_failure),
+      cmocka_unit_test(test_state_keeps_tail_baseline),
       cmocka_unit_test(test_state_file),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
