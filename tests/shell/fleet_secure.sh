@@ -35,55 +35,30 @@ need_cmd rrdtool
 need_cmd unshare util-linux
 need_cmd tcpdump tcpdump
 d=$(make_tmpdir)
-ex="$top_srcdir/contrib/examples"
+ex="$FLEET_EX"
 port=$((20000 + RANDOM % 20000)) prom=0
 prom=$((port + 1))
-secret=$(sed -n 's/^diskprobe-fleet: *//p' "$ex/fleet-auth")
+secret=$(fleet_secret)
 [ -n "$secret" ] || die "fleet-auth has no diskprobe-fleet line"
 grep -q "Password \"$secret\"" "$ex/fleet-client.conf" ||
   die "fleet-client.conf's Password is not fleet-auth's password for diskprobe-fleet"
 
-# main_conf DIR: DIR/collectd.conf as Debian's collectd.conf would be: no
-# Hostname, FQDNLookup true; then LoadPlugin diskprobe (as the package's
-# diskprobe.conf) and the drop-in DIR/dropin.conf, included.
-main_conf() {
-  local w=$1
-  [ -f "$w/plugins/diskprobe.so" ] || collectd_dir "$w"
-  {
-    collectd_conf_head "$w" 1 | sed -e '/^Hostname /d' -e 's/^FQDNLookup false/FQDNLookup true/'
-    echo 'LoadPlugin diskprobe'
-    cat
-    echo "Include \"$w/dropin.conf\""
-  } >"$w/collectd.conf"
-}
-
-# The central collectd. Its own host name is this host's; its drop-in is
-# the example with the listen address, AuthFile, DataDir and port moved.
+# The central collectd (lib.sh, fleet_*). Its own host name is this host's;
+# its drop-in is the example with the listen address, AuthFile, DataDir and
+# port moved.
 srv="$d/server"
-mkdir -p "$srv"
-cp "$ex/fleet-auth" "$srv/fleet-auth"
-sed -e "s|<Listen \"0.0.0.0\" \"25826\">|<Listen \"127.0.0.1\" \"$port\">|" \
-  -e "s|AuthFile \"/etc/collectd/fleet-auth\"|AuthFile \"$srv/fleet-auth\"|" \
-  -e "s|DataDir \"/var/lib/collectd/rrd\"|DataDir \"$srv/rrd\"|" \
-  -e "s|Port \"9103\"|Port \"$prom\"|" "$ex/fleet-server.conf" >"$srv/dropin.conf"
-changed=$(diff "$ex/fleet-server.conf" "$srv/dropin.conf" | grep -c '^>')
-[ "$changed" = 4 ] || die "server drop-in: $changed lines rewritten, expected 4 (address, AuthFile, DataDir, port)"
-main_conf "$srv" </dev/null
+fleet_server_dropin "$srv" "$port" "$prom"
+fleet_main_conf "$srv" </dev/null
 collectd_check "$srv" || die "collectd -T refused the server: $(cat "$srv/check.out")"
 pass "server: collectd -T accepts the server drop-in (Listen ... SecurityLevel Encrypt, AuthFile)"
 
 # The members: the drop-in as it ships but for the server (and client-c's
-# password, client-d's SecurityLevel); each probes a probe file of its own.
+# password, client-d's SecurityLevel); each probes a probe file of its own
+# under a host name of its own.
 member() { # member NAME PASSWORD SECURITYLEVEL LINES_CHANGED
-  local n=$1 pw=$2 level=$3 w="$d/$1"
-  mkdir -p "$w"
-  sed -e "s|<Server \"collector.example.net\" \"25826\">|<Server \"127.0.0.1\" \"$port\">|" \
-    -e "s|Password \"$secret\"|Password \"$pw\"|" \
-    -e "s|SecurityLevel Encrypt|SecurityLevel $level|" "$ex/fleet-client.conf" >"$w/dropin.conf"
-  changed=$(diff "$ex/fleet-client.conf" "$w/dropin.conf" | grep -c '^>')
-  [ "$changed" = "$4" ] || die "$n: $changed lines of the client drop-in rewritten, expected $4"
-  grep -qi '^ *Hostname' "$w/dropin.conf" && die "the client drop-in names a Hostname"
-  main_conf "$w" <<CONF
+  local n=$1 w="$d/$1"
+  fleet_client_dropin "$w" "$port" "$2" "$3" "$4"
+  fleet_main_conf "$w" <<CONF
 <Plugin diskprobe>
   Splay false
   DutyCycle 100
@@ -100,11 +75,7 @@ member() { # member NAME PASSWORD SECURITYLEVEL LINES_CHANGED
   </Target>
 </Plugin>
 CONF
-  # Run under a host name and /etc/hosts of its own (the namespaces die
-  # with collectd).
-  printf '127.0.0.1 localhost\n127.0.1.1 %s.fleet.test %s\n' "$n" "$n" >"$w/hosts"
-  printf '#!/bin/sh\nmount --bind "%s" /etc/hosts && hostname "%s" && exec "$@"\n' "$w/hosts" "$n" >"$w/as-host"
-  chmod +x "$w/as-host"
+  fleet_as_host "$w" "$n"
 }
 member client-a "$secret" Encrypt 1
 member client-b "$secret" Encrypt 1

@@ -477,25 +477,107 @@ write_prometheus_conf() {
 # shipped scrape job (contrib/examples/prometheus-scrape.yml: honor_labels,
 # the join labels' metric_relabel_configs) named collectd, on
 # 127.0.0.1:SCRAPE_PORT (collectd's write_prometheus); without,
-# DIR/prometheus.yml must exist.
+# DIR/prometheus.yml must exist. FLEET_RULES: another file in place of the
+# shipped fleet_rules.yml (a test's copy with shorter windows).
 prometheus_start() {
-  local p=$1 port=$2
+  local p=$1 port=$2 rules=${FLEET_RULES:-$top_srcdir/dashboards/fleet_rules.yml}
   mkdir -p "$p"
   if [ -n "${3:-}" ]; then
-    python3 - "$top_srcdir" "$3" >"$p/prometheus.yml" <<'PY' || die "cannot write $p/prometheus.yml from the shipped scrape config"
+    python3 - "$top_srcdir" "$3" "$rules" >"$p/prometheus.yml" <<'PY' || die "cannot write $p/prometheus.yml from the shipped scrape config"
 import json, sys, yaml
-top, port = sys.argv[1], sys.argv[2]
+top, port, fleet_rules = sys.argv[1], sys.argv[2], sys.argv[3]
 job = yaml.safe_load(open(f"{top}/contrib/examples/prometheus-scrape.yml"))["scrape_configs"][0]
 job.update(job_name="collectd", scrape_interval="1s",
            static_configs=[{"targets": [f"127.0.0.1:{port}"]}])
 print(json.dumps({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-                  "rule_files": [f"{top}/dashboards/alerts.yml", f"{top}/dashboards/fleet_rules.yml"],
+                  "rule_files": [f"{top}/dashboards/alerts.yml", fleet_rules],
                   "scrape_configs": [job]}, indent=2))
 PY
   fi
   prometheus --config.file="$p/prometheus.yml" --storage.tsdb.path="$p/data" \
     --web.listen-address="127.0.0.1:$port" >"$p/prometheus.log" 2>&1 &
   register_pid $!
+}
+
+# ---- a fleet on loopback (contrib/examples' fleet drop-ins) --------------------
+FLEET_EX="$top_srcdir/contrib/examples"
+# fleet_secret: the password fleet-auth gives the user diskprobe-fleet.
+fleet_secret() { sed -n 's/^diskprobe-fleet: *//p' "$FLEET_EX/fleet-auth"; }
+
+# fleet_main_conf DIR: DIR/collectd.conf as Debian's collectd.conf would be:
+# no Hostname, FQDNLookup true; then LoadPlugin diskprobe (as the package's
+# diskprobe.conf), the text read from stdin and the drop-in DIR/dropin.conf,
+# included.
+fleet_main_conf() {
+  local w=$1
+  [ -f "$w/plugins/diskprobe.so" ] || collectd_dir "$w"
+  {
+    collectd_conf_head "$w" 1 | sed -e '/^Hostname /d' -e 's/^FQDNLookup false/FQDNLookup true/'
+    echo 'LoadPlugin diskprobe'
+    cat
+    echo "Include \"$w/dropin.conf\""
+  } >"$w/collectd.conf"
+}
+
+# fleet_server_dropin DIR PORT PROM_PORT: DIR/dropin.conf, the central's
+# drop-in (fleet-server.conf) as it ships but for the listen address
+# (127.0.0.1:PORT), AuthFile (DIR/fleet-auth, a copy of the example),
+# DataDir (DIR/rrd) and write_prometheus' port; dies if another line changed.
+fleet_server_dropin() {
+  local w=$1 changed
+  mkdir -p "$w"
+  cp "$FLEET_EX/fleet-auth" "$w/fleet-auth"
+  sed -e "s|<Listen \"0.0.0.0\" \"25826\">|<Listen \"127.0.0.1\" \"$2\">|" \
+    -e "s|AuthFile \"/etc/collectd/fleet-auth\"|AuthFile \"$w/fleet-auth\"|" \
+    -e "s|DataDir \"/var/lib/collectd/rrd\"|DataDir \"$w/rrd\"|" \
+    -e "s|Port \"9103\"|Port \"$3\"|" "$FLEET_EX/fleet-server.conf" >"$w/dropin.conf"
+  changed=$(diff "$FLEET_EX/fleet-server.conf" "$w/dropin.conf" | grep -c '^>')
+  [ "$changed" = 4 ] || die "server drop-in: $changed lines rewritten, expected 4 (address, AuthFile, DataDir, port)"
+}
+
+# fleet_client_dropin DIR PORT PASSWORD SECURITYLEVEL LINES_CHANGED:
+# DIR/dropin.conf, a member's drop-in (fleet-client.conf) as it ships but
+# for the server (127.0.0.1:PORT), the password and the SecurityLevel; dies
+# unless LINES_CHANGED lines differ or if it names a Hostname.
+fleet_client_dropin() {
+  local w=$1 changed
+  mkdir -p "$w"
+  sed -e "s|<Server \"collector.example.net\" \"25826\">|<Server \"127.0.0.1\" \"$2\">|" \
+    -e "s|Password \"$(fleet_secret)\"|Password \"$3\"|" \
+    -e "s|SecurityLevel Encrypt|SecurityLevel $4|" "$FLEET_EX/fleet-client.conf" >"$w/dropin.conf"
+  changed=$(diff "$FLEET_EX/fleet-client.conf" "$w/dropin.conf" | grep -c '^>')
+  [ "$changed" = "$5" ] || die "${w##*/}: $changed lines of the client drop-in rewritten, expected $5"
+  grep -qi '^ *Hostname' "$w/dropin.conf" && die "the client drop-in names a Hostname"
+  return 0
+}
+
+# fleet_as_host DIR NAME: DIR/as-host, a wrapper that runs its arguments
+# under the host name NAME and an /etc/hosts of its own (DIR/hosts, giving
+# NAME.fleet.test); use it inside `unshare --uts --mount` (COLLECTD_WRAP),
+# the namespaces die with the command.
+fleet_as_host() {
+  printf '127.0.0.1 localhost\n127.0.1.1 %s.fleet.test %s\n' "$2" "$2" >"$1/hosts"
+  printf '#!/bin/sh\nmount --bind "%s" /etc/hosts && hostname "%s" && exec "$@"\n' "$1/hosts" "$2" >"$1/as-host"
+  chmod +x "$1/as-host"
+}
+
+# dashboard_queries API_URL OUT [FILE[:ROW_TITLE_PREFIX]...]: every panel
+# query of the dashboards (or of those rows) against the Prometheus at
+# API_URL (dashboard_queries.py; its output in OUT), each of its PASS and
+# FAIL lines a pass or fail here, the rest printed.
+dashboard_queries() {
+  local api=$1 out=$2 rc line
+  shift 2
+  python3 "$top_srcdir/tests/shell/dashboard_queries.py" "$top_srcdir/dashboards" "$api" "$@" >"$out" 2>&1
+  rc=$?
+  while IFS= read -r line; do
+    case $line in
+    PASS:*) pass "${line#PASS: }" ;;
+    FAIL:*) fail "${line#FAIL: }" ;;
+    *) echo "$line" ;;
+    esac
+  done <"$out"
+  [ $rc = 0 ] || fail "the dashboard query check failed (python exit $rc)"
 }
 
 # ---- RRD files ---------------------------------------------------------------
