@@ -6,9 +6,11 @@
 #    the ticket receiver (diskprobe's alert names and labels);
 #  * the real Alertmanager (Debian's prometheus-alertmanager, on loopback)
 #    with the file, given the alerts of a host whose target pgdata on sda
-#    FAILS while sda is also saturated, and whose target backup on sdb is
-#    degraded: pgdata's WARNING and sda's saturation are inhibited by the
-#    FAILURE, backup's WARNING, sdb's saturation and the fleet-wide
+#    FAILS while sda is also saturated, whose target wal on sda is slow
+#    because sda is busy, and whose targets backup (degraded) and scratch
+#    (busy) are on sdb: pgdata's WARNING, wal's DiskProbeDiskBusy and sda's
+#    saturation are inhibited by the FAILURE; backup's WARNING, scratch's
+#    DiskProbeDiskBusy, sdb's saturation and the fleet-wide
 #    DiskProbeMissing (no device, no target) are not;
 #  * the pager receiver (its webhook pointed at a receiver on loopback)
 #    gets a FAILURE and, once it is resolved, "resolved" within the
@@ -38,6 +40,7 @@ route() {
 route DiskProbeHealthFailure critical pager
 route DiskProbeStalled critical pager
 route DiskProbeHealthWarning warning ticket
+route DiskProbeDiskBusy warning ticket
 route DiskProbeDeviceSaturated warning ticket
 route DiskProbeLatencyHigh info ticket
 
@@ -65,6 +68,8 @@ json.dump([
     alert("DiskProbeHealthFailure", "critical", instance="h1", diskprobe="pgdata", device="sda"),
     alert("DiskProbeHealthWarning", "warning", instance="h1", diskprobe="pgdata", device="sda"),
     alert("DiskProbeDeviceSaturated", "warning", instance="h1", diskprobe="dev-sda", device="sda"),
+    alert("DiskProbeDiskBusy", "warning", instance="h1", diskprobe="wal", device="sda"),
+    alert("DiskProbeDiskBusy", "warning", instance="h1", diskprobe="scratch", device="sdb"),
     alert("DiskProbeHealthWarning", "warning", instance="h1", diskprobe="backup", device="sdb"),
     alert("DiskProbeDeviceSaturated", "warning", instance="h1", diskprobe="dev-sdb", device="sdb"),
     alert("DiskProbeMissing", "warning", scope="fleet"),
@@ -89,6 +94,8 @@ expect() { # expect ALERTNAME DISKPROBE STATE
 expect DiskProbeHealthFailure pgdata active
 expect DiskProbeHealthWarning pgdata inhibited
 expect DiskProbeDeviceSaturated dev-sda inhibited
+expect DiskProbeDiskBusy wal inhibited
+expect DiskProbeDiskBusy scratch active
 expect DiskProbeHealthWarning backup active
 expect DiskProbeDeviceSaturated dev-sdb active
 expect DiskProbeMissing - active
