@@ -127,6 +127,13 @@ rows=$(awk '{ printf "%s ", $1 }' "$s/rows")
 [ "$rows" = "level armed baseline stall " ] && awk 'NR > 1 && $2 <= p { exit 1 } { p = $2 }' "$s/rows" &&
   pass "health strip: rows named on the strip, top to bottom: $rows" || fail "health strip: row labels '$rows' (or not top to bottom)"
 [ -s "$s/graphs/h1-sick-health.png" ] || fail "no health graph of sick"
+if ! grep -q '<img src="h1-sick-slowdown.png"' "$page"; then
+  fail "no slowdown graph of sick on the page"
+elif sed -n '/<img src="h1-sick-slowdown.png"/,/<\/figure>/p' "$page" | grep -q 'data-row='; then
+  fail "the slowdown graph carries the health strip's row names"
+else
+  pass "the row names are on the health strip only (not on the slowdown graph below it)"
+fi
 
 # The page's first screen, as a browser shows it: a headless Chromium
 # screenshot of a 1400x900 window, kept as a test artefact
