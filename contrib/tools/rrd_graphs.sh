@@ -448,6 +448,7 @@ for dir in "${sorted[@]}"; do
   ROWS=${ROWS# } graph "$tag-health.png" "$inst health: verdict, armed, each rule" \
     "The verdict after each round (top row), whether the baselines hold ArmRounds rounds (blue armed, grey still learning), and each rule's own level in the rows below, each row named on its left. Green 0 = ok, amber 1 = warning, red 2 = failure; blank = no value. The newest round is drawn although rrdtool has not closed its step yet." \
     --height $((20 * top)) --lower-limit 0.9 --upper-limit $((top + 1)) --rigid --y-grid none
+  ROWS= # the strip's row names are its own, not the next graph's
 
   # Slowdown against the baseline: the round and each probe.
   ser s "$dir/slowdown-round.rrd" value AVERAGE "LINE3:s#000000:round" "GPRINT:s:LAST:last %5.2lfx\\l" || true

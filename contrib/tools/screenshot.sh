@@ -4,7 +4,8 @@
 #
 #   bash contrib/tools/screenshot.sh PAGE PNG [WIDTHxHEIGHT]   (default 1400x3000)
 #
-# A development tool, not used by the tests: needs Debian's chromium
+# Used by tests/shell/collectd_rrd.sh (the first screen, kept as a test
+# artefact) and by hand. Needs Debian's chromium
 # (apt-get install chromium). Runs without network, sync or a profile of
 # its own that outlives the call.
 set -euo pipefail

@@ -28,6 +28,7 @@ PKGS=(
   btrfs-progs # btrfs_overlay.sh: a Path on btrfs resolved to its disk
   prometheus-alertmanager # alertmanager_example.sh: amtool and the daemon
   libatasmart4 # smart_example.sh: collectd's smart plugin (only suggested by collectd-core)
+  chromium # collectd_rrd.sh: the graph page's first screen in a headless browser (screenshot, DOM)
 )
 
 missing=()

@@ -6,9 +6,11 @@
 #    the ticket receiver (diskprobe's alert names and labels);
 #  * the real Alertmanager (Debian's prometheus-alertmanager, on loopback)
 #    with the file, given the alerts of a host whose target pgdata on sda
-#    FAILS while sda is also saturated, and whose target backup on sdb is
-#    degraded: pgdata's WARNING and sda's saturation are inhibited by the
-#    FAILURE, backup's WARNING, sdb's saturation and the fleet-wide
+#    FAILS while sda is also saturated, whose target wal on sda is slow
+#    because sda is busy, and whose targets backup (degraded) and scratch
+#    (busy) are on sdb: pgdata's WARNING, wal's DiskProbeDiskBusy and sda's
+#    saturation are inhibited by the FAILURE; backup's WARNING, scratch's
+#    DiskProbeDiskBusy, sdb's saturation and the fleet-wide
 #    DiskProbeMissing (no device, no target) are not;
 #  * the pager receiver (its webhook pointed at a receiver on loopback)
 #    gets a FAILURE and, once it is resolved, "resolved" within the
@@ -38,23 +40,13 @@ route() {
 route DiskProbeHealthFailure critical pager
 route DiskProbeStalled critical pager
 route DiskProbeHealthWarning warning ticket
+route DiskProbeDiskBusy warning ticket
 route DiskProbeDeviceSaturated warning ticket
 route DiskProbeLatencyHigh info ticket
 
-# am_start CONFIG NAME: Alertmanager with CONFIG on a free loopback port, its
-# data and log (DIR/NAME.log) under DIR/NAME; sets url once it is ready.
-am_start() {
-  local port
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  url="http://127.0.0.1:$port"
-  prometheus-alertmanager --config.file="$1" --storage.path="$d/$2" --web.listen-address="127.0.0.1:$port" \
-    --cluster.listen-address= --log.level=warn >"$d/$2.log" 2>&1 &
-  register_pid $!
-  wait_until 30 curl -fs "$url/-/ready" -o /dev/null || { cat "$d/$2.log"; die "Alertmanager not ready on $url"; }
-}
-
 # ---- the inhibitions, with the real Alertmanager ---------------------------
-am_start "$conf" alertmanager
+alertmanager_start "$conf" "$d/alertmanager"
+url=$AM_URL
 
 python3 - "$d/alerts.json" <<'PY'
 import json, sys
@@ -65,6 +57,8 @@ json.dump([
     alert("DiskProbeHealthFailure", "critical", instance="h1", diskprobe="pgdata", device="sda"),
     alert("DiskProbeHealthWarning", "warning", instance="h1", diskprobe="pgdata", device="sda"),
     alert("DiskProbeDeviceSaturated", "warning", instance="h1", diskprobe="dev-sda", device="sda"),
+    alert("DiskProbeDiskBusy", "warning", instance="h1", diskprobe="wal", device="sda"),
+    alert("DiskProbeDiskBusy", "warning", instance="h1", diskprobe="scratch", device="sdb"),
     alert("DiskProbeHealthWarning", "warning", instance="h1", diskprobe="backup", device="sdb"),
     alert("DiskProbeDeviceSaturated", "warning", instance="h1", diskprobe="dev-sdb", device="sdb"),
     alert("DiskProbeMissing", "warning", scope="fleet"),
@@ -89,34 +83,19 @@ expect() { # expect ALERTNAME DISKPROBE STATE
 expect DiskProbeHealthFailure pgdata active
 expect DiskProbeHealthWarning pgdata inhibited
 expect DiskProbeDeviceSaturated dev-sda inhibited
+expect DiskProbeDiskBusy wal inhibited
+expect DiskProbeDiskBusy scratch active
 expect DiskProbeHealthWarning backup active
 expect DiskProbeDeviceSaturated dev-sdb active
 expect DiskProbeMissing - active
 
 
 # ---- the pager: a failure and its resolution, nothing else ----------------
-python3 - "$d/hook.port" "$d/hook.log" <<'PY' &
-import http.server, json, sys, time
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        with open(sys.argv[2], "a") as f:
-            for a in body["alerts"]:
-                f.write("%.0f %s %s %s\n" % (time.time(), body["receiver"], a["status"], a["labels"]["alertname"]))
-        self.send_response(200)
-        self.end_headers()
-    def log_message(self, *args):
-        pass
-s = http.server.HTTPServer(("127.0.0.1", 0), H)
-open(sys.argv[1], "w").write(str(s.server_port))
-s.serve_forever()
-PY
-register_pid $!
-touch "$d/hook.log"
-wait_until 10 test -s "$d/hook.port" || die "the webhook receiver did not start"
-sed "s|http://CHANGE-ME-pager-bridge.example.net/diskprobe|http://127.0.0.1:$(cat "$d/hook.port")/pager|" "$conf" >"$d/pager.yml"
-grep -q "127.0.0.1:$(cat "$d/hook.port")/pager" "$d/pager.yml" || die "the pager webhook URL was not found in $conf"
-am_start "$d/pager.yml" alertmanager-pager
+webhook_start "$d/hook"
+sed "s|http://CHANGE-ME-pager-bridge.example.net/diskprobe|$HOOK_URL/pager|" "$conf" >"$d/pager.yml"
+grep -q "$HOOK_URL/pager" "$d/pager.yml" || die "the pager webhook URL was not found in $conf"
+alertmanager_start "$d/pager.yml" "$d/alertmanager-pager"
+url=$AM_URL
 # post LABELS_JSON [ENDS_AT]: one alert, as Prometheus sends it
 post() {
   curl -fs -X POST -H 'Content-Type: application/json' \

@@ -19,7 +19,9 @@
 # and alpha's WARNING, list the targets worst first (sick, alpha, calm, not
 # name order), name the newest round, label the health strip's rows on
 # the strip, and read the newest round through rrdcached (--daemon) when
-# the files are written through it.
+# the files are written through it. In a headless Chromium (when it runs)
+# the summary's first row, sick, is on the first screen; a screenshot of it
+# is kept in tests/artefacts.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd rrdtool
@@ -125,6 +127,50 @@ rows=$(awk '{ printf "%s ", $1 }' "$s/rows")
 [ "$rows" = "level armed baseline stall " ] && awk 'NR > 1 && $2 <= p { exit 1 } { p = $2 }' "$s/rows" &&
   pass "health strip: rows named on the strip, top to bottom: $rows" || fail "health strip: row labels '$rows' (or not top to bottom)"
 [ -s "$s/graphs/h1-sick-health.png" ] || fail "no health graph of sick"
+if ! grep -q '<img src="h1-sick-slowdown.png"' "$page"; then
+  fail "no slowdown graph of sick on the page"
+elif sed -n '/<img src="h1-sick-slowdown.png"/,/<\/figure>/p' "$page" | grep -q 'data-row='; then
+  fail "the slowdown graph carries the health strip's row names"
+else
+  pass "the row names are on the health strip only (not on the slowdown graph below it)"
+fi
+
+# The page's first screen, as a browser shows it: a headless Chromium
+# screenshot of a 1400x900 window, kept as a test artefact
+# (tests/artefacts/collectd_rrd-first-screen.png), and its DOM: the
+# summary names sick's FAILURE, and its first row lies within that first
+# screen (a copy of the page with a script that records where the row is
+# drawn).
+first_screen() {
+  local art="$top_builddir/tests/artefacts" probe="$s/graphs/first-screen.html" dom="$s/first-screen.dom" prof
+  command -v chromium >/dev/null || { echo "SKIP: first screen: chromium not installed (apt-get install chromium)"; return; }
+  prof=$(mktemp -d "$s/chromium.XXXXXX")
+  sed 's|</body>|<script>window.addEventListener("load", function () { var r = document.querySelector("tr[data-target]"), b = r ? r.getBoundingClientRect() : null; document.body.setAttribute("data-first-row", b ? Math.round(b.bottom) + " " + window.innerHeight + " " + r.getAttribute("data-target") : "none"); });</script>&|' \
+    "$page" >"$probe"
+  if ! timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync --user-data-dir="$prof" \
+    --window-size=1400,900 --virtual-time-budget=2000 --dump-dom "file://$probe" >"$dom" 2>"$s/chromium.log" ||
+    ! grep -q "data-first-row=" "$dom"; then
+    echo "SKIP: first screen: chromium cannot run here: $(grep -v 'dbus\|^$' "$s/chromium.log" | tail -2)"
+    return
+  fi
+  sed 's/<[^>]*>/ /g' "$dom" | tr -s ' \n' ' ' | grep -o 'Not OK.\{0,160\}' | head -1 | sed 's/^/  page text: /'
+  grep -q 'data-target="h1/sick"[^>]*>.*FAILURE.*stall (failure).*still at the newest round' "$dom" &&
+    pass "browser DOM: the summary names sick's FAILURE by stall, still at the newest round" ||
+    fail "browser DOM: no summary row for sick's FAILURE by stall"
+  read -r bottom height first <<<"$(sed -n 's/.*data-first-row="\([^"]*\)".*/\1/p' "$dom")"
+  [ "$first" = h1/sick ] && num_cmp "${bottom:-1e9}" '<=' "${height:-0}" &&
+    pass "browser: the summary's first row (sick) is drawn at $bottom px, within the first screen ($height px)" ||
+    fail "browser: the first summary row is ${first:-missing} at ${bottom:-?} px of a ${height:-?} px screen"
+  mkdir -p "$art"
+  rm -f "$art/collectd_rrd-first-screen.png"
+  bash "$top_srcdir/contrib/tools/screenshot.sh" "$page" "$art/collectd_rrd-first-screen.png" 1400x900 >"$s/shot.out" 2>&1 &&
+    [ "$(head -c 4 "$art/collectd_rrd-first-screen.png" | od -An -c | tr -d ' ')" = "211PNG" ] &&
+    pass "screenshot of the first screen: $art/collectd_rrd-first-screen.png" ||
+    fail "screenshot failed: $(tail -3 "$s/shot.out")"
+  cp "$dom" "$art/collectd_rrd-first-screen.dom.html"
+}
+first_screen
 
 # ---- the whole path with collectd ------------------------------------------
 need collectd

@@ -478,20 +478,24 @@ write_prometheus_conf() {
 # the join labels' metric_relabel_configs) named collectd, on
 # 127.0.0.1:SCRAPE_PORT (collectd's write_prometheus); without,
 # DIR/prometheus.yml must exist. FLEET_RULES: another file in place of the
-# shipped fleet_rules.yml (a test's copy with shorter windows).
+# shipped fleet_rules.yml (a test's copy with shorter windows). ALERTMANAGER
+# (host:port, with SCRAPE_PORT): the alerts go to that Alertmanager.
 prometheus_start() {
   local p=$1 port=$2 rules=${FLEET_RULES:-$top_srcdir/dashboards/fleet_rules.yml}
   mkdir -p "$p"
   if [ -n "${3:-}" ]; then
-    python3 - "$top_srcdir" "$3" "$rules" >"$p/prometheus.yml" <<'PY' || die "cannot write $p/prometheus.yml from the shipped scrape config"
+    python3 - "$top_srcdir" "$3" "$rules" "${4:-}" >"$p/prometheus.yml" <<'PY' || die "cannot write $p/prometheus.yml from the shipped scrape config"
 import json, sys, yaml
-top, port, fleet_rules = sys.argv[1], sys.argv[2], sys.argv[3]
+top, port, fleet_rules, am = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 job = yaml.safe_load(open(f"{top}/contrib/examples/prometheus-scrape.yml"))["scrape_configs"][0]
 job.update(job_name="collectd", scrape_interval="1s",
            static_configs=[{"targets": [f"127.0.0.1:{port}"]}])
-print(json.dumps({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-                  "rule_files": [f"{top}/dashboards/alerts.yml", fleet_rules],
-                  "scrape_configs": [job]}, indent=2))
+conf = {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "rule_files": [f"{top}/dashboards/alerts.yml", fleet_rules],
+        "scrape_configs": [job]}
+if am:
+    conf["alerting"] = {"alertmanagers": [{"static_configs": [{"targets": [am]}]}]}
+print(json.dumps(conf, indent=2))
 PY
   fi
   prometheus --config.file="$p/prometheus.yml" --storage.tsdb.path="$p/data" \
@@ -578,6 +582,70 @@ dashboard_queries() {
     esac
   done <"$out"
   [ $rc = 0 ] || fail "the dashboard query check failed (python exit $rc)"
+}
+
+# faultyfs_mount DIR: tests/shell/faultyfs.py serving DIR/back at DIR/mnt,
+# controlled by DIR/ctl ("ok" if new), its log appended to DIR/fuse.log;
+# the daemon's pid in FUSE_PID, it and the mount registered for cleanup.
+# Skips the test if the mount does not appear within 5 s.
+faultyfs_mount() {
+  mkdir -p "$1/back" "$1/mnt"
+  [ -f "$1/ctl" ] || echo ok >"$1/ctl"
+  /usr/bin/python3 "$top_srcdir/tests/shell/faultyfs.py" "$1/back" "$1/mnt" "$1/ctl" >>"$1/fuse.log" 2>&1 &
+  FUSE_PID=$!
+  register_pid "$FUSE_PID"
+  wait_until 5 mountpoint -q "$1/mnt" || skip "cannot mount the FUSE test filesystem: $(cat "$1/fuse.log")"
+  register_mount "$1/mnt"
+}
+
+# free_port: a TCP port free on 127.0.0.1 now.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# alertmanager_start CONFIG DIR: Debian's prometheus-alertmanager with CONFIG
+# on a free loopback port, its data in DIR and its log in DIR.log,
+# registered for cleanup; sets AM_URL and AM_ADDR (host:port) once it is
+# ready, dies if it is not within 30 s.
+alertmanager_start() {
+  AM_ADDR=127.0.0.1:$(free_port)
+  AM_URL="http://$AM_ADDR"
+  prometheus-alertmanager --config.file="$1" --storage.path="$2" --web.listen-address="$AM_ADDR" \
+    --cluster.listen-address= --log.level=warn >"$2.log" 2>&1 &
+  register_pid $!
+  wait_until 30 curl -fs "$AM_URL/-/ready" -o /dev/null || { cat "$2.log"; die "Alertmanager not ready on $AM_URL"; }
+}
+
+# webhook_start PREFIX: an Alertmanager webhook receiver on a free loopback
+# port (python3 http.server), registered for cleanup; sets HOOK_URL (callers
+# append a path naming the receiver). Per alert in each POST it appends
+# "UNIXTIME RECEIVER STATUS ALERTNAME DISKPROBE" to PREFIX.log, and each POST
+# as one JSON line {"t": UNIXTIME, "payload": ...} to PREFIX.json.
+webhook_start() {
+  rm -f "$1.port"
+  touch "$1.log" "$1.json"
+  python3 - "$1" <<'PY' &
+import http.server, json, sys, time
+prefix = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        now = time.time()
+        with open(prefix + ".json", "a") as f:
+            f.write(json.dumps({"t": now, "payload": body}) + "\n")
+        with open(prefix + ".log", "a") as f:
+            for a in body["alerts"]:
+                f.write("%.0f %s %s %s %s\n" % (now, body["receiver"], a["status"], a["labels"]["alertname"],
+                                                a["labels"].get("diskprobe", "-")))
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(prefix + ".port", "w").write(str(s.server_port))
+s.serve_forever()
+PY
+  register_pid $!
+  wait_until 10 test -s "$1.port" || die "the webhook receiver did not start"
+  HOOK_URL="http://127.0.0.1:$(cat "$1.port")"
 }
 
 # ---- RRD files ---------------------------------------------------------------
