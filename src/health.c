@@ -395,12 +395,26 @@ static void round_start(const target_t *t, dp_health_verdict_t *v) {
     v->capacity[k] = v->capacity_raw[k] = NAN;
 }
 
+/* The rounds the target's baselines hold: the fewest of its probes', not
+ * counting a probe not measured for arm_rounds rounds in a row -- a deep
+ * probe skipped on a slow disk every round (scheduler.h) must not keep the
+ * others' rules unarmed for ever; a probe whose job changed is measured
+ * and so holds arming back until it has learned. */
+static unsigned baseline_rounds(const dp_health_t *h, const target_t *t) {
+  unsigned fewest = UINT32_MAX;
+  for (size_t k = 0; k < t->nprobes; k++) {
+    unsigned n = t->probes[k].st[ST_P50].n;
+    if (t->unmeasured_run[k] < h->c.arm_rounds && n < fewest)
+      fewest = n;
+  }
+  return fewest == UINT32_MAX ? 0 : fewest;
+}
+
 /* Each probe's baselines (into v), its figures now and its ratios; how
  * many rounds the baseline holds and whether that arms the rules. */
 static void round_ratios(const dp_health_t *h, const target_t *t,
                          const dp_health_obs_t *obs, dp_health_verdict_t *v,
                          round_ratios_t *r) {
-  unsigned learned = UINT32_MAX;
   r->stalled = r->errors = r->nospace = 0;
   for (size_t k = 0; k < t->nprobes; k++) {
     const probe_t *p = &t->probes[k];
@@ -408,8 +422,6 @@ static void round_ratios(const dp_health_t *h, const target_t *t,
     v->base_p50_s[k] = ring_median(h, &p->st[ST_P50]);
     v->base_mean_s[k] = ring_median(h, &p->st[ST_MEAN]);
     v->base_iops[k] = ring_median(h, &p->st[ST_IOPS]);
-    if (p->st[ST_P50].n < learned)
-      learned = p->st[ST_P50].n;
     r->stalled |= o->stalled;
     r->errors |= o->errors > 0;
     r->nospace |= o->nospace > 0;
@@ -431,7 +443,7 @@ static void round_ratios(const dp_health_t *h, const target_t *t,
       r->u[k] = r->b[k] = r->c[k] = INFINITY;
     }
   }
-  v->baseline_rounds = learned == UINT32_MAX ? 0 : learned;
+  v->baseline_rounds = baseline_rounds(h, t);
   v->armed = v->baseline_rounds >= h->c.arm_rounds;
 }
 
@@ -666,6 +678,12 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
                      dp_health_verdict_t *v) {
   target_t *t = &h->t[i];
   t->confirming = obs[0].confirm != 0;
+  for (size_t k = 0; k < t->nprobes && !t->confirming; k++) {
+    const dp_health_obs_t *o = &obs[k]; /* skipped: no I/O, no fault */
+    int skipped = !usable(o) && !o->stalled && o->errors == 0 &&
+                  o->nospace == 0 && !(o->iops > 0);
+    t->unmeasured_run[k] = skipped ? t->unmeasured_run[k] + 1 : 0;
+  }
   round_ratios_t r;
   const char *base_detail;
   round_start(t, v);
@@ -708,17 +726,14 @@ void dp_health_not_probing(dp_health_t *h, size_t i, const char *why,
   round_start(t, v);
   t->probing_fail = 1;
   snprintf(t->probing_why, sizeof(t->probing_why), "%s", why ? why : "");
-  unsigned learned = UINT32_MAX;
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++) {
     const probe_t *p = &t->probes[k];
     v->probe_slowdown[k] = v->p50_s[k] = v->iops[k] = NAN;
     v->base_p50_s[k] = k < t->nprobes ? ring_median(h, &p->st[ST_P50]) : NAN;
     v->base_mean_s[k] = k < t->nprobes ? ring_median(h, &p->st[ST_MEAN]) : NAN;
     v->base_iops[k] = k < t->nprobes ? ring_median(h, &p->st[ST_IOPS]) : NAN;
-    if (k < t->nprobes && p->st[ST_P50].n < learned)
-      learned = p->st[ST_P50].n;
   }
-  v->baseline_rounds = learned == UINT32_MAX ? 0 : learned;
+  v->baseline_rounds = baseline_rounds(h, t);
   v->armed = v->baseline_rounds >= h->c.arm_rounds;
   v->slowdown = v->slowdown_uniform = NAN;
   v->rule[DP_RULE_PROBING] = DP_HEALTH_FAILURE;

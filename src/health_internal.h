@@ -41,6 +41,7 @@ typedef struct {
   double s_hist[HIST_N], u_hist[HIST_N]; /* newest at [0] */
   int confirm_hist[HIST_N];              /* 1: a confirmation round's */
   int confirming;                        /* the round being judged is one */
+  unsigned unmeasured_run[DP_HEALTH_PROBES_MAX]; /* skipped rounds in a row */
   unsigned crawl_run; /* rounds in a row at a crawl (ceiling rule) */
   unsigned nhist;
   dp_health_level_t base_held;

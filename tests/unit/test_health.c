@@ -350,6 +350,31 @@ static void test_state_keeps_tail_baseline(void **state) {
   dp_health_free(h2);
 }
 
+/* A probe never measured (a deep probe skipped on a slow disk every round)
+ * does not keep the target unarmed: arming counts the probes learned in at
+ * least a quarter of the rounds of the most learned one. */
+static void test_arms_without_a_skipped_probe(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_HDD);
+  dp_health_obs_t o[2];
+  dp_health_verdict_t v;
+  for (int r = 0; r < 21; r++) {
+    healthy(o, (r % 5) / 4.0);
+    o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0}; /* skipped */
+    v = feed(h, 0, o);
+  }
+  assert_int_equal(v.baseline_rounds, 20);
+  assert_true(v.armed);
+  /* then a 10x step on the probe that is measured still warns */
+  for (int r = 0; r < 2; r++) {
+    slowed(o, 10, 0);
+    o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+    v = feed(h, 0, o);
+  }
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  dp_health_free(h);
+}
+
 static void test_state_file(void **state) {
   (void)state;
   char dir[] = "/tmp/dp-test-health.XXXXXX", path[64], cmd[128];
@@ -786,6 +811,7 @@ int main(void) {
       cmocka_unit_test(test_confirmation_rounds),
       cmocka_unit_test(test_crawl_is_failure),
       cmocka_unit_test(test_state_keeps_tail_baseline),
+      cmocka_unit_test(test_arms_without_a_skipped_probe),
       cmocka_unit_test(test_state_file),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
