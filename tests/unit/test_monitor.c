@@ -295,35 +295,59 @@ static void write_diskstats(const char *path, const char *disk, unsigned k) {
   fclose(f);
 }
 
-static void test_live_round(void **state) {
-  (void)state;
+/* Target "t1" on DIR/SUB (made), FileSize 4M, then the options given as
+ * key, value pairs up to a NULL key. */
+static dp_target_conf_t live_target(const char *sub, ...) {
   dp_target_conf_t t;
-  char err[256], path[128], ds[128];
+  char err[256], path[128];
   dp_target_conf_init(&t, "t1");
-  snprintf(path, sizeof(path), "%s/probe", dir);
+  snprintf(path, sizeof(path), "%s/%s", dir, sub);
   mkdir(path, 0700);
   assert_int_equal(dp_target_conf_set(&t, "Path", path, err, sizeof(err)), 0);
   assert_int_equal(dp_target_conf_set(&t, "FileSize", "4M", err, sizeof(err)),
                    0);
-  assert_int_equal(dp_target_conf_set(&t, "Class", "lab", err, sizeof(err)), 0);
+  va_list ap;
+  va_start(ap, sub);
+  for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
+    const char *v = va_arg(ap, const char *);
+    if (dp_target_conf_set(&t, k, v, err, sizeof(err)) != 0)
+      fail_msg("%s %s: %s", k, v, err);
+  }
+  va_end(ap);
   assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
+  return t;
+}
+
+/* A live monitor of target t on the fake clock, no splay, reads every 10 s,
+ * the device view from the file ds (NULL: none). */
+static dp_monitor_t *live_monitor(const dp_target_conf_t *t, rec_t *r,
+                                  dp_monitor_sink_t *sink, const char *ds) {
   dp_plugin_conf_t pc;
   dp_plugin_conf_init(&pc);
   pc.splay = 0;
-  snprintf(ds, sizeof(ds), "%s/diskstats", dir);
-  rec_t r;
-  dp_monitor_sink_t sink = rec_sink(&r);
+  *sink = rec_sink(r);
   dp_monitor_conf_t mc = {.plugin = &pc,
-                          .targets = &t,
+                          .targets = t,
                           .ntargets = 1,
                           .host = "h1",
                           .read_interval_ns = 10 * DP_NS_PER_S,
                           .now_ns = fake_clock,
                           .diskstats_path = ds};
   dp_monitor_t *m;
+  assert_int_equal(dp_monitor_new(&m, &mc, sink), 0);
+  return m;
+}
+
+static void test_live_round(void **state) {
+  (void)state;
+  char ds[128];
+  dp_target_conf_t t = live_target("probe", "Class", "lab", NULL);
+  snprintf(ds, sizeof(ds), "%s/diskstats", dir);
+  rec_t r;
+  dp_monitor_sink_t sink;
   /* the disk's name is known once the scheduler resolved it */
   write_diskstats(ds, "none", 1);
-  assert_int_equal(dp_monitor_new(&m, &mc, &sink), 0);
+  dp_monitor_t *m = live_monitor(&t, &r, &sink, ds);
   dp_sched_t *s = dp_monitor_sched(m);
   const char *disk = dp_sched_worker_disk(s, 0);
   write_diskstats(ds, disk, 1);
@@ -376,34 +400,13 @@ static void test_live_round(void **state) {
  * of 10 us makes the target WARNING by ceiling at its third round. */
 static void test_busy_verdict_says_so(void **state) {
   (void)state;
-  dp_target_conf_t t;
-  char err[256], path[128], ds[128];
-  dp_target_conf_init(&t, "t1");
-  snprintf(path, sizeof(path), "%s/probe", dir);
-  mkdir(path, 0700);
-  assert_int_equal(dp_target_conf_set(&t, "Path", path, err, sizeof(err)), 0);
-  assert_int_equal(dp_target_conf_set(&t, "FileSize", "4M", err, sizeof(err)),
-                   0);
-  assert_int_equal(
-      dp_target_conf_set(&t, "LatencyCeiling", "0.00001", err, sizeof(err)), 0);
-  assert_int_equal(
-      dp_target_conf_set(&t, "ProbeInterval", "10", err, sizeof(err)), 0);
-  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
-  dp_plugin_conf_t pc;
-  dp_plugin_conf_init(&pc);
-  pc.splay = 0;
+  char ds[128];
+  dp_target_conf_t t = live_target("probe", "LatencyCeiling", "0.00001",
+                                   "ProbeInterval", "10", NULL);
   snprintf(ds, sizeof(ds), "%s/diskstats", dir);
   rec_t r;
-  dp_monitor_sink_t sink = rec_sink(&r);
-  dp_monitor_conf_t mc = {.plugin = &pc,
-                          .targets = &t,
-                          .ntargets = 1,
-                          .host = "h1",
-                          .read_interval_ns = 10 * DP_NS_PER_S,
-                          .now_ns = fake_clock,
-                          .diskstats_path = ds};
-  dp_monitor_t *m;
-  assert_int_equal(dp_monitor_new(&m, &mc, &sink), 0);
+  dp_monitor_sink_t sink;
+  dp_monitor_t *m = live_monitor(&t, &r, &sink, ds);
   dp_sched_t *s = dp_monitor_sched(m);
   const char *disk = dp_sched_worker_disk(s, 0);
   fk.delay_ns = 200000; /* 200 us an I/O: far above the 10 us ceiling */
@@ -442,33 +445,16 @@ static void test_busy_verdict_says_so(void **state) {
  * round back clears it with an OKAY. */
 static void test_not_probing_is_failure(void **state) {
   (void)state;
-  dp_target_conf_t t;
-  char err[256], path[128], file[160];
-  dp_target_conf_init(&t, "t1");
-  snprintf(path, sizeof(path), "%s/dead", dir);
-  mkdir(path, 0700);
-  snprintf(file, sizeof(file), "%s/diskprobe.probe", path);
+  char file[160];
+  dp_target_conf_t t = live_target("dead", NULL);
+  snprintf(file, sizeof(file), "%s/dead/diskprobe.probe", dir);
   FILE *f = fopen(file, "w");
   assert_non_null(f);
   fputs("not a probe file\n", f);
   fclose(f);
-  assert_int_equal(dp_target_conf_set(&t, "Path", path, err, sizeof(err)), 0);
-  assert_int_equal(dp_target_conf_set(&t, "FileSize", "4M", err, sizeof(err)),
-                   0);
-  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
-  dp_plugin_conf_t pc;
-  dp_plugin_conf_init(&pc);
-  pc.splay = 0;
   rec_t r;
-  dp_monitor_sink_t sink = rec_sink(&r);
-  dp_monitor_conf_t mc = {.plugin = &pc,
-                          .targets = &t,
-                          .ntargets = 1,
-                          .host = "h1",
-                          .read_interval_ns = 10 * DP_NS_PER_S,
-                          .now_ns = fake_clock};
-  dp_monitor_t *m;
-  assert_int_equal(dp_monitor_new(&m, &mc, &sink), 0);
+  dp_monitor_sink_t sink;
+  dp_monitor_t *m = live_monitor(&t, &r, &sink, NULL);
   dp_sched_t *s = dp_monitor_sched(m);
   for (int k = 0; k < 2; k++) {
     dp_sched_step(s, 0, 0); /* the open fails */
