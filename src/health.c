@@ -481,12 +481,18 @@ static void round_slowdown(const dp_health_t *h, target_t *t,
 }
 
 /* On at `on` or above, off below on / 1.3; a NaN (not measured) keeps the
- * state. */
-static int hold(int was, double x, double on) {
+ * state. `recent` (the same statistic over the newest few rounds; NaN: not
+ * known) below on / 1.3 also turns it off: a windowed rule clears within a
+ * few rounds of the recovery, not once the whole window has turned over. */
+static int hold(int was, double x, double recent, double on) {
+  if (was && recent == recent && recent < on / 1.3)
+    return 0;
   if (!(x == x))
     return was;
   return was ? x >= on / 1.3 : x >= on;
 }
+
+#define RECENT_N 3 /* rounds that clear a windowed rule (2 measured) */
 
 /* The capacity rule's level for a probe: a sequential probe's IOPS are
  * steadier than a deep random probe's (recorded noise: see health.h). */
@@ -502,7 +508,8 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
     return;
   /* capacity: each probe but the first against the first's loss, so a
    * whole-disk slowdown is the latency rules' to judge */
-  double worst = NAN, worst_raw = NAN; /* worst: median / its level */
+  double worst = NAN, worst_raw = NAN;   /* worst: median / its level */
+  double recent = NAN, recent_raw = NAN; /* the same over RECENT_N rounds */
   unsigned need = c->cap_n / 2 + 1;
   if (!t->confirming) { /* a confirmation's one probe says nothing here */
     if (t->nprobe_hist < HIST_N)
@@ -512,6 +519,8 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
   }
   double c0 = hist_median(t->craw_hist[0], t->nprobe_hist, c->cap_n, need);
   double ref = c0 > 1 ? c0 : 1;
+  double r0 = hist_median(t->craw_hist[0], t->nprobe_hist, RECENT_N, 2);
+  double rref = r0 > 1 ? r0 : 1;
   for (size_t k = 1; k < t->nprobes; k++) {
     v->capacity_raw[k] =
         hist_median(t->craw_hist[k], t->nprobe_hist, c->cap_n, need);
@@ -523,9 +532,15 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
     }
     if (v->capacity_raw[k] > worst_raw || !(worst_raw == worst_raw))
       worst_raw = v->capacity_raw[k];
+    double rr = hist_median(t->craw_hist[k], t->nprobe_hist, RECENT_N, 2);
+    double rn = r0 == r0 ? rr / rref / cap_level(c, &t->probes[k]) : NAN;
+    if (rn == rn && (rn > recent || !(recent == recent)))
+      recent = rn;
+    if (rr == rr && (rr > recent_raw || !(recent_raw == recent_raw)))
+      recent_raw = rr;
   }
-  t->cap_on = hold(t->cap_on, worst, 1.0);
-  t->cap_fail_on = hold(t->cap_fail_on, worst_raw, c->cap_fail);
+  t->cap_on = hold(t->cap_on, worst, recent, 1.0);
+  t->cap_fail_on = hold(t->cap_fail_on, worst_raw, recent_raw, c->cap_fail);
   /* tail: the smallest of the probes' tail ratios (the whole disk's) */
   double tail = INFINITY;
   unsigned measured = 0;
@@ -542,11 +557,25 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
       t->ntail++;
   }
   v->tail = hist_median(t->tail_hist, t->ntail, c->tail_n, c->tail_n / 2 + 1);
-  t->tail_on = hold(t->tail_on, v->tail, c->tail_warn);
-  /* full rounds only: confirmations of one bad spell are one spell */
+  t->tail_on =
+      hold(t->tail_on, v->tail,
+           hist_median(t->tail_hist, t->ntail, RECENT_N, 2), c->tail_warn);
+  /* full rounds only: confirmations of one bad spell are one spell; on at
+   * inter_k of 10, off once the newest 5 full rounds have no such round */
   v->intermittent = 0;
-  for (unsigned k = 0; k < t->nhist; k++)
-    v->intermittent += !t->confirm_hist[k] && t->s_hist[k] >= c->warn_fast;
+  unsigned full = 0, recent_bad = 0;
+  for (unsigned k = 0; k < t->nhist; k++) {
+    if (t->confirm_hist[k])
+      continue;
+    int bad = t->s_hist[k] >= c->warn_fast;
+    v->intermittent += bad;
+    recent_bad += bad && full < 5;
+    full++;
+  }
+  if (v->intermittent >= c->inter_k)
+    t->inter_on = 1;
+  else if (recent_bad == 0)
+    t->inter_on = 0;
 }
 
 /* The baseline rule: the round's slowdown against the baseline, judged
@@ -602,9 +631,9 @@ static void round_peers(const dp_health_t *h, size_t i,
 }
 
 /* Every rule's level, the worst of them and why. */
-static void round_verdict(const dp_health_t *h, target_t *t,
-                          dp_health_level_t base, const char *base_detail,
-                          const round_ratios_t *r, dp_health_verdict_t *v) {
+static void round_verdict(target_t *t, dp_health_level_t base,
+                          const char *base_detail, const round_ratios_t *r,
+                          dp_health_verdict_t *v) {
   v->rule[DP_RULE_BASELINE] = base;
   v->rule[DP_RULE_CEILING] = t->crawl_run >= 2 ? DP_HEALTH_FAILURE
                              : t->ceil_on      ? DP_HEALTH_WARNING
@@ -621,9 +650,8 @@ static void round_verdict(const dp_health_t *h, target_t *t,
                               : t->cap_on    ? DP_HEALTH_WARNING
                                              : DP_HEALTH_OK;
   v->rule[DP_RULE_TAIL] = t->tail_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
-  v->rule[DP_RULE_INTERMITTENT] = v->armed && v->intermittent >= h->c.inter_k
-                                      ? DP_HEALTH_WARNING
-                                      : DP_HEALTH_OK;
+  v->rule[DP_RULE_INTERMITTENT] =
+      v->armed && t->inter_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->rule[DP_RULE_PROBING] = DP_HEALTH_OK; /* a round came: it probes */
   t->probing_fail = 0;
   v->level = DP_HEALTH_OK;
@@ -691,7 +719,7 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
   dp_health_level_t base = round_baseline(h, t, &r, v, &base_detail);
   round_ceiling(h, t, &obs[0]);
   round_peers(h, i, &obs[0], v);
-  round_verdict(h, t, base, base_detail, &r, v);
+  round_verdict(t, base, base_detail, &r, v);
   round_learn(h, t, obs, v, &r);
 }
 

@@ -56,7 +56,7 @@ typedef struct {
   unsigned nprobe_hist;
   double tail_hist[TAIL_N];
   unsigned ntail;
-  int cap_on, cap_fail_on, tail_on;
+  int cap_on, cap_fail_on, tail_on, inter_on;
   int probing_fail; /* dp_health_not_probing until the next round */
   char probing_why[128];
   dp_health_level_t level;

@@ -375,6 +375,53 @@ static void test_arms_without_a_skipped_probe(void **state) {
   dp_health_free(h);
 }
 
+/* A windowed rule clears within a few rounds of the recovery, not once its
+ * whole window has turned over: the capacity rule (7 rounds) after a deep
+ * probe at a third of its IOPS, the intermittent rule (10) after a fault
+ * every third round. */
+static void test_windowed_rules_clear_fast(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  dp_health_verdict_t v;
+  for (int r = 0; r < 10; r++) {
+    healthy(o, 0);
+    o[1].iops /= 3; /* the deep probe only: lost parallelism */
+    v = feed(h, 0, o);
+  }
+  assert_int_equal(v.rule[DP_RULE_CAPACITY], DP_HEALTH_WARNING);
+  int back = 0;
+  for (int r = 1; r <= 7 && !back; r++) {
+    healthy(o, 0);
+    if (feed(h, 0, o).rule[DP_RULE_CAPACITY] == DP_HEALTH_OK)
+      back = r;
+  }
+  if (back == 0 || back > 3)
+    fail_msg("capacity cleared after %d healthy rounds, want <= 3", back);
+  dp_health_free(h);
+
+  h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  for (int r = 0; r < 12; r++) {
+    if (r % 3 == 0)
+      slowed(o, 10, 0);
+    else
+      healthy(o, 0);
+    v = feed(h, 0, o);
+  }
+  assert_int_equal(v.rule[DP_RULE_INTERMITTENT], DP_HEALTH_WARNING);
+  back = 0;
+  for (int r = 1; r <= 10 && !back; r++) {
+    healthy(o, 0);
+    if (feed(h, 0, o).rule[DP_RULE_INTERMITTENT] == DP_HEALTH_OK)
+      back = r;
+  }
+  if (back == 0 || back > 5)
+    fail_msg("intermittent cleared after %d healthy rounds, want <= 5", back);
+  dp_health_free(h);
+}
+
 static void test_state_file(void **state) {
   (void)state;
   char dir[] = "/tmp/dp-test-health.XXXXXX", path[64], cmd[128];
@@ -812,6 +859,7 @@ int main(void) {
       cmocka_unit_test(test_crawl_is_failure),
       cmocka_unit_test(test_state_keeps_tail_baseline),
       cmocka_unit_test(test_arms_without_a_skipped_probe),
+      cmocka_unit_test(test_windowed_rules_clear_fast),
       cmocka_unit_test(test_state_file),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
