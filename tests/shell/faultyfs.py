@@ -21,6 +21,10 @@ CONTROL_FILE (outside the mount) holds one word, re-read on every request:
                 floor((now - START) / PERIOD) is a multiple of N (START: a
                 Unix time, default 0): a fault that comes and goes, e.g. one
                 probe round in three
+Any mode may be preceded by "base SECS": every read and write sleeps SECS
+first (a healthy disk's latency floor, e.g. 4 ms for an HDD-like one, well
+above the server's own jitter), then the mode applies, e.g.
+"base 0.004 frac 0.03 0.02" or "base 0.004 ok".
 Runs in the foreground; unmount with `fusermount -u MOUNTPOINT` or
 `umount MOUNTPOINT`. Uses Debian's python3-fusepy (libfuse2); mounted with
 direct_io so O_DIRECT reaches it and nothing is served from the page cache.
@@ -48,6 +52,9 @@ class Faulty(Operations):
                 word = f.read().split()
         except OSError:
             return
+        if len(word) > 2 and word[0] == "base":
+            time.sleep(float(word[1]))
+            word = word[2:]
         if not word:
             return
         if word[0] == "eio":

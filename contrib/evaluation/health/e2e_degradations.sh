@@ -25,6 +25,9 @@
 #   qd32div10/3  read IOPS capped at QD32's IOPS / F (above QD1's rate when
 #                the device allows: said in the table otherwise)
 #   seqdiv2      read bytes/s capped at the sequential probe's / 2
+#   (the FUSE files answer every request FUSE_BASE, 4 ms, late throughout:
+#   an HDD-like floor well above the Python server's own jitter of
+#   0.02-0.5 ms, as in the replay's hdd-like series)
 #   p99x5        FUSE: 3 % of the requests, evenly spread, wait 5 x QD1's p99
 #   intermittent FUSE: every request waits 9 x QD1's p50 during one
 #                ProbeInterval-long window in three, windows centred on the
@@ -93,6 +96,7 @@ register_pid $!
 # ---- the targets ----------------------------------------------------------------
 LOOPS="control whole10 whole3 whole2 qd32div10 qd32div3 seqdiv2"
 FUSES="p99x5 intermittent deadmount timeout2.5 iops1"
+FUSE_BASE=${FUSE_BASE:-0.004} # seconds every FUSE request takes while healthy
 declare -A DEV FPID
 say "making loop devices and FUSE mounts in $d"
 for t in $LOOPS; do
@@ -101,7 +105,7 @@ done
 fuse_start() { # fuse_start NAME: faultyfs on $d/fuse-NAME/mnt, control file ctl
   local f="$d/fuse-$1"
   mkdir -p "$f/back" "$f/mnt"
-  [ -f "$f/ctl" ] || echo ok >"$f/ctl"
+  [ -f "$f/ctl" ] || echo "base $FUSE_BASE ok" >"$f/ctl"
   $PY "$FAULTYFS" "$f/back" "$f/mnt" "$f/ctl" >>"$f/fuse.log" 2>&1 &
   FPID[$1]=$!
   register_pid "${FPID[$1]}"
@@ -229,7 +233,7 @@ t=seqdiv2
 throttle "$cg" "${DEV[$t]}" read_bps "$(int_of "${SEQ[$t]} / 2")"
 FAULT[$t]="read MB/s <= $(num_calc "${SEQ[$t]} / 2e6" %.1f) (seqread $(num_calc "${SEQ[$t]} / 1e6" %.1f) / 2)"
 s=$(num_calc "5 * ${P99[p99x5]}" %.6f)
-ctl p99x5 "frac 0.03 $s"
+ctl p99x5 "base $FUSE_BASE frac 0.03 $s"
 FAULT[p99x5]="3 % of requests +$(num_calc "$s * 1000" %.2f) ms (5 x QD1 p99)"
 # intermittent: windows of IVL centred on the target's rounds (a round runs
 # about 1 s before its row is dispatched, at most a read Interval later)
@@ -237,7 +241,7 @@ last=$(csvq 'rows[-1]["epoch"]' intermittent armed-armed "$t_start")
 w0=$(num_calc "$last - 1 - $READ_IVL / 2 - $IVL / 2" %.0f)
 while [ "$w0" -lt "$t_fault" ]; do w0=$((w0 + IVL)); done
 s=$(num_calc "9 * ${P50[intermittent]}" %.6f)
-ctl intermittent "every $IVL 3 $s $w0"
+ctl intermittent "base $FUSE_BASE every $IVL 3 $s $w0"
 FAULT[intermittent]="requests +$(num_calc "$s * 1000" %.2f) ms (9 x QD1 p50) in 1 window of $IVL s in 3"
 kill -KILL "${FPID[deadmount]}"
 wait "${FPID[deadmount]}" 2>/dev/null
@@ -256,7 +260,7 @@ for t in whole10 whole3 whole2 qd32div10 qd32div3 seqdiv2; do
   unthrottle "$cg" "${DEV[$t]}" read_iops
   unthrottle "$cg" "${DEV[$t]}" read_bps
 done
-for t in p99x5 intermittent timeout2.5 iops1; do ctl "$t" ok; done
+for t in p99x5 intermittent timeout2.5 iops1; do ctl "$t" "base $FUSE_BASE ok"; done
 umount -l "$d/fuse-deadmount/mnt" 2>/dev/null
 fuse_start deadmount
 say "faults lifted at $t_recover"
@@ -355,6 +359,7 @@ PY
   echo "- schedule: arming at ProbeInterval $ARM_IVL s (DutyCycle $arm_duty) with StateDir; then ProbeInterval $IVL s, default DutyCycle and probe set (randread-qd1, randread-qd32, seqread), collectd Interval $READ_IVL s: $HEALTHY_ROUNDS rounds healthy, $FAULT_ROUNDS with the faults, $RECOVER_ROUNDS after"
   echo "- phase 2 started armed: $armed2(the state file: $restored 'baselines restored' line, $ivlchg 'ProbeInterval is $IVL s now, $ARM_IVL s when the state file was saved' lines)"
   echo "- rounds: the target's first-probe rounds dispatched after the fault up to the notification; severity and rule: that notification's (rule: the health rule, or the notification's type for others such as \`stalled\`); OKAY: the first health OKAY after the faults were lifted"
+  echo "- FUSE files: every request $(num_calc "$FUSE_BASE * 1000") ms late while healthy (faultyfs's base word)"
   echo "- the tail rule's baseline is not in the state file: after the restart it learns again for ArmRounds (20) rounds, so at $IVL s it cannot judge within this schedule"
   echo
   cat "$d/table.md"
