@@ -25,9 +25,10 @@
 #   qd32div10/3  read IOPS capped at QD32's IOPS / F (above QD1's rate when
 #                the device allows: said in the table otherwise)
 #   seqdiv2      read bytes/s capped at the sequential probe's / 2
-#   (the FUSE files answer every request FUSE_BASE, 4 ms, late throughout:
-#   an HDD-like floor well above the Python server's own jitter of
-#   0.02-0.5 ms, as in the replay's hdd-like series)
+#   (the FUSE files answer every request FUSE_BASE, 1.5 ms, late throughout:
+#   a latency floor well above the Python server's own jitter of
+#   0.02-0.5 ms; the server is serial, so QD32 waits 32 floors: at 4 ms the
+#   sequential probe is skipped every round and the target never arms)
 #   p99x5        FUSE: 3 % of the requests, evenly spread, wait 5 x QD1's p99
 #   intermittent FUSE: every request waits 9 x QD1's p50 during one
 #                ProbeInterval-long window in three, windows centred on the
@@ -96,7 +97,7 @@ register_pid $!
 # ---- the targets ----------------------------------------------------------------
 LOOPS="control whole10 whole3 whole2 qd32div10 qd32div3 seqdiv2"
 FUSES="p99x5 intermittent deadmount timeout2.5 iops1"
-FUSE_BASE=${FUSE_BASE:-0.004} # seconds every FUSE request takes while healthy
+FUSE_BASE=${FUSE_BASE:-0.0015} # seconds every FUSE request takes while healthy
 declare -A DEV FPID
 say "making loop devices and FUSE mounts in $d"
 for t in $LOOPS; do
