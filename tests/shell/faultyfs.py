@@ -13,6 +13,18 @@ CONTROL_FILE (outside the mount) holds one word, re-read on every request:
                 free space)
     delay SECS  every read and write sleeps SECS first (requests are served
                 one at a time, so the delay queues like a slow disk)
+    frac F SECS a fraction F (0-1) of the reads and writes sleeps SECS first,
+                evenly spread (request i sleeps when floor(i*F) steps up): a
+                fat tail with the median unchanged
+    every PERIOD N SECS [START]
+                every read and write sleeps SECS first while the window
+                floor((now - START) / PERIOD) is a multiple of N (START: a
+                Unix time, default 0): a fault that comes and goes, e.g. one
+                probe round in three
+Any mode may be preceded by "base SECS": every read and write sleeps SECS
+first (a healthy disk's latency floor, e.g. 4 ms for an HDD-like one, well
+above the server's own jitter), then the mode applies, e.g.
+"base 0.004 frac 0.03 0.02" or "base 0.004 ok".
 Runs in the foreground; unmount with `fusermount -u MOUNTPOINT` or
 `umount MOUNTPOINT`. Uses Debian's python3-fusepy (libfuse2); mounted with
 direct_io so O_DIRECT reaches it and nothing is served from the page cache.
@@ -29,6 +41,7 @@ class Faulty(Operations):
     def __init__(self, root, control):
         self.root = root
         self.control = control
+        self.requests = 0
 
     def _p(self, path):
         return os.path.join(self.root, path.lstrip("/"))
@@ -39,6 +52,9 @@ class Faulty(Operations):
                 word = f.read().split()
         except OSError:
             return
+        if len(word) > 2 and word[0] == "base":
+            time.sleep(float(word[1]))
+            word = word[2:]
         if not word:
             return
         if word[0] == "eio":
@@ -47,6 +63,16 @@ class Faulty(Operations):
             raise FuseOSError(errno.ENOSPC)
         if word[0] == "delay" and len(word) > 1:
             time.sleep(float(word[1]))
+        if word[0] == "frac" and len(word) > 2:
+            f = float(word[1])
+            self.requests += 1
+            if int(self.requests * f) > int((self.requests - 1) * f):
+                time.sleep(float(word[2]))
+        if word[0] == "every" and len(word) > 3:
+            period, n = float(word[1]), int(word[2])
+            start = float(word[4]) if len(word) > 4 else 0.0
+            if int((time.time() - start) // period) % n == 0:
+                time.sleep(float(word[3]))
 
     # metadata: plain pass-through
     def getattr(self, path, fh=None):
