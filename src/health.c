@@ -461,7 +461,10 @@ static void round_slowdown(const dp_health_t *h, target_t *t,
       v->worst_probe = k;
     }
   }
-  double bb = second_largest(b, t->nprobes) / h->c.burst_scale;
+  /* a confirmation has the first probe alone: its bursty figure confirms
+   * what the round's probes agreed on in twos */
+  double bb =
+      (t->confirming ? b[0] : second_largest(b, t->nprobes)) / h->c.burst_scale;
   /* the first probe (QD1 in the default set, the steadiest p50) counts
    * alone; the others' p50 wander more and must agree in twos */
   double uu = second_largest(u, t->nprobes);

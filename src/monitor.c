@@ -335,7 +335,9 @@ static void confirm_if_suspect(dp_monitor_t *m, size_t i,
   live_target_t *lt = &m->live->t[i];
   if (!confirm)
     lt->confirms = 0;
-  if (!v->suspect || lt->confirms >= DP_MONITOR_CONFIRMS)
+  /* a stall is a FAILURE already: more I/O on that disk says nothing */
+  if (!v->suspect || lt->confirms >= DP_MONITOR_CONFIRMS ||
+      v->rule[DP_RULE_STALL] != DP_HEALTH_OK)
     return;
   lt->confirms++;
   dp_sched_confirm(m->sched, i,

@@ -289,6 +289,28 @@ static void test_confirmation_rounds(void **state) {
   dp_health_free(h);
 }
 
+/* A bursty slowdown (a throttle releasing I/O in slices: p50 stays, mean
+ * and IOPS move) is confirmed by the first probe's own mean and IOPS. */
+static void test_bursty_confirmation(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  healthy(o, 0);
+  for (int k = 0; k < 2; k++) {
+    o[k].mean_s *= 10;
+    o[k].iops /= 10;
+  }
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_true(v.suspect);
+  o[0].confirm = 1;
+  o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  assert_string_equal(v.why_detail, "warn-fast");
+  dp_health_free(h);
+}
+
 /* A crawl -- the first probe's p50 at 1 s or 100x the ceiling -- in a
  * round and its confirmation is a FAILURE, armed or not. */
 static void test_crawl_is_failure(void **state) {
@@ -856,6 +878,7 @@ int main(void) {
       cmocka_unit_test(test_long_degradation_not_learned),
       cmocka_unit_test(test_bursty_needs_mean_and_iops),
       cmocka_unit_test(test_confirmation_rounds),
+      cmocka_unit_test(test_bursty_confirmation),
       cmocka_unit_test(test_crawl_is_failure),
       cmocka_unit_test(test_state_keeps_tail_baseline),
       cmocka_unit_test(test_arms_without_a_skipped_probe),
