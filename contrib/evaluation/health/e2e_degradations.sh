@@ -361,7 +361,7 @@ PY
   echo "- phase 2 started armed: $armed2(the state file: $restored 'baselines restored' line, $ivlchg 'ProbeInterval is $IVL s now, $ARM_IVL s when the state file was saved' lines)"
   echo "- rounds: the target's first-probe rounds dispatched after the fault up to the notification; severity and rule: that notification's (rule: the health rule, or the notification's type for others such as \`stalled\`); OKAY: the first health OKAY after the faults were lifted"
   echo "- FUSE files: every request $(num_calc "$FUSE_BASE * 1000") ms late while healthy (faultyfs's base word)"
-  echo "- the tail rule's baseline is not in the state file: after the restart it learns again for ArmRounds (20) rounds, so at $IVL s it cannot judge within this schedule"
+  echo "- the tail rule's baseline is in the state file (its \"shape\" lines, since d55f595): the restart judges the tail at once"
   echo
   cat "$d/table.md"
 } >"$out"
