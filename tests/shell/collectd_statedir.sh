@@ -103,7 +103,10 @@ grep -qF "$line" "$log" && pass "said: $line" || fail "no 'not saved' line: $(gr
 echo ok >"$d/ctl"
 wait_until 30 timeout 1 stat "$d/mnt/state" >/dev/null ||
   fail "the FUSE server did not come back after the hung save"
-[ -s "$d/back/state/diskprobe-health.state" ] || cp "$d/back/state/"diskprobe-health.state* "$d/back/state/diskprobe-health.state" 2>/dev/null
+# a state file of ours to read (the hung save above may never have
+# renamed its own): the one the healthy StateDir kept
+install -m 0600 "$d/state/diskprobe-health.state" "$d/back/state/diskprobe-health.state" ||
+  fail "cannot place a state file in the FUSE StateDir"
 : >"$log"
 echo "delay 15" >"$d/ctl"
 t0=$(date +%s.%N)
