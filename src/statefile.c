@@ -268,12 +268,6 @@ struct dp_statefile_saver {
   unsigned long skipped;
 };
 
-/* What the child reports through its pipe. */
-typedef struct {
-  int rc;
-  char err[512];
-} child_result_t;
-
 /* The child: nothing of the daemon's kept open (a probe file's lock, a
  * socket: it may outlive the daemon on a hung disk), default signals (a
  * SIGTERM ends it), the write, its result down the pipe. */
@@ -296,58 +290,10 @@ static void child_isolate(int out) {
   sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static __attribute__((noreturn)) void child_main(int out, const char *dir,
-                                                 const char *name,
-                                                 const char *text, size_t len) {
-  child_isolate(out);
-  child_result_t r = {0};
-  r.rc = dp_statefile_write(dir, name, text, len, r.err, sizeof(r.err));
-  ssize_t w = write(out, &r, sizeof(r));
-  _exit(w == (ssize_t)sizeof(r) ? 0 : 1);
-}
+#define NO_DEADLINE UINT64_MAX /* the saver's thread may wait for ever */
 
-/* dp_statefile_write in a child process: an I/O the kernel does not let
- * anyone interrupt (a hung disk's fsync, a FUSE request being served) then
- * holds the child, never the daemon's exit. Waits for its result. */
-static int write_in_child(const dp_statefile_saver_t *s, const char *text,
-                          size_t len, char *err, size_t errlen) {
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0)
-    return dp_errf(err, errlen, -errno, "cannot make a pipe: %s",
-                   strerror(errno));
-  pid_t pid = fork();
-  if (pid == 0)
-    child_main(p[1], s->dir, s->name, text, len);
-  int e = errno;
-  close(p[1]);
-  if (pid < 0) {
-    close(p[0]);
-    return dp_errf(err, errlen, -e, "cannot start the saving process: %s",
-                   strerror(e));
-  }
-  child_result_t r;
-  size_t got = 0;
-  while (got < sizeof(r)) {
-    ssize_t n = read(p[0], (char *)&r + got, sizeof(r) - got);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    got += (size_t)n;
-  }
-  close(p[0]);
-  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-    ;
-  if (got < sizeof(r))
-    return dp_errf(err, errlen, -EIO,
-                   "the saving process ended without a result");
-  r.err[sizeof(r.err) - 1] = '\0';
-  snprintf(err, errlen, "%s", r.err);
-  return r.rc;
-}
-
-/* Reads exactly len bytes from fd before the deadline (CLOCK_MONOTONIC):
- * 0, -ETIMEDOUT, -EIO (the writer ended early). */
+/* Reads exactly len bytes from fd before the deadline (CLOCK_MONOTONIC;
+ * NO_DEADLINE: none): 0, -ETIMEDOUT, -EIO (the writer ended early). */
 static int read_before(int fd, void *buf, size_t len, uint64_t deadline_ns) {
   size_t got = 0;
   while (got < len) {
@@ -355,7 +301,9 @@ static int read_before(int fd, void *buf, size_t len, uint64_t deadline_ns) {
     if (now >= deadline_ns)
       return -ETIMEDOUT;
     struct pollfd pf = {.fd = fd, .events = POLLIN};
-    int ms = (int)((deadline_ns - now + 999999) / 1000000);
+    int ms = deadline_ns == NO_DEADLINE
+                 ? -1
+                 : (int)((deadline_ns - now + 999999) / 1000000);
     int n = poll(&pf, 1, ms);
     if (n < 0 && errno == EINTR)
       continue;
@@ -377,19 +325,20 @@ typedef struct {
   size_t len;
 } read_header_t;
 
-/* What a bounded child does: check the directory; or remove a crash's
- * temporary files (unless read_only) and read the file. */
-typedef enum { OP_CHECK, OP_READ, OP_CLEAN_READ } child_op_t;
+/* What a child does: check the directory; remove a crash's temporary
+ * files (if asked) and read the file; or write it (the saver). */
+typedef enum { OP_CHECK, OP_READ, OP_CLEAN_READ, OP_WRITE } child_op_t;
 
-static __attribute__((noreturn)) void op_child(int out, child_op_t op,
-                                               const char *dir,
-                                               const char *name,
-                                               size_t max_bytes) {
+static __attribute__((noreturn)) void
+op_child(int out, child_op_t op, const char *dir, const char *name,
+         size_t max_bytes, const char *text, size_t len) {
   child_isolate(out);
   read_header_t h = {0};
   char *t = NULL;
   if (op == OP_CHECK) {
     h.rc = dp_statefile_check_dir(dir, h.err, sizeof(h.err));
+  } else if (op == OP_WRITE) {
+    h.rc = dp_statefile_write(dir, name, text, len, h.err, sizeof(h.err));
   } else {
     if (op == OP_CLEAN_READ) {
       char ignored[256];
@@ -403,11 +352,16 @@ static __attribute__((noreturn)) void op_child(int out, child_op_t op,
   _exit(ok ? 0 : 1);
 }
 
-/* Runs op in a child process and waits at most wait_ns for its answer;
- * -ETIMEDOUT leaves the child behind on the hung disk, alone. */
-static int bounded(child_op_t op, const char *dir, const char *name,
-                   size_t max_bytes, uint64_t wait_ns, char **text, size_t *len,
-                   char *err, size_t errlen) {
+/* Runs op in a child process (an I/O the kernel does not let anyone
+ * interrupt -- a hung disk's fsync, a FUSE request being served -- then
+ * holds the child, never the daemon's exit) and waits at most wait_ns
+ * (NO_DEADLINE: for ever) for its answer; -ETIMEDOUT leaves the child
+ * behind on the hung disk, alone. in/inlen: what OP_WRITE writes; text,
+ * len: what OP_READ read. */
+static int in_child(child_op_t op, const char *dir, const char *name,
+                    size_t max_bytes, const char *in, size_t inlen,
+                    uint64_t wait_ns, char **text, size_t *len, char *err,
+                    size_t errlen) {
   if (text != NULL) {
     *text = NULL;
     *len = 0;
@@ -418,7 +372,7 @@ static int bounded(child_op_t op, const char *dir, const char *name,
                    strerror(errno));
   pid_t pid = fork();
   if (pid == 0)
-    op_child(p[1], op, dir, name, max_bytes);
+    op_child(p[1], op, dir, name, max_bytes, in, inlen);
   int e = errno;
   close(p[1]);
   if (pid < 0) {
@@ -426,11 +380,12 @@ static int bounded(child_op_t op, const char *dir, const char *name,
     return dp_errf(err, errlen, -e, "cannot start a process to reach %s: %s",
                    dir, strerror(e));
   }
-  uint64_t deadline = dp_now_ns() + wait_ns;
+  uint64_t deadline =
+      wait_ns == NO_DEADLINE ? NO_DEADLINE : dp_now_ns() + wait_ns;
   read_header_t h;
   int rc = read_before(p[0], &h, sizeof(h), deadline);
   char *buf = NULL;
-  if (rc == 0 && h.rc == 0 && op != OP_CHECK) {
+  if (rc == 0 && h.rc == 0 && (op == OP_READ || op == OP_CLEAN_READ)) {
     if (h.len > max_bytes)
       rc = -EIO;
     else if ((buf = malloc(h.len + 1)) == NULL)
@@ -465,13 +420,14 @@ int dp_statefile_read_bounded(const char *dir, const char *name,
                               size_t max_bytes, int clean, uint64_t wait_ns,
                               char **text, size_t *len, char *err,
                               size_t errlen) {
-  return bounded(clean ? OP_CLEAN_READ : OP_READ, dir, name, max_bytes, wait_ns,
-                 text, len, err, errlen);
+  return in_child(clean ? OP_CLEAN_READ : OP_READ, dir, name, max_bytes, NULL,
+                  0, wait_ns, text, len, err, errlen);
 }
 
 int dp_statefile_check_dir_bounded(const char *dir, uint64_t wait_ns, char *err,
                                    size_t errlen) {
-  return bounded(OP_CHECK, dir, "", 0, wait_ns, NULL, NULL, err, errlen);
+  return in_child(OP_CHECK, dir, "", 0, NULL, 0, wait_ns, NULL, NULL, err,
+                  errlen);
 }
 
 static void saver_unref(dp_statefile_saver_t *s) {
@@ -501,7 +457,8 @@ static void *saver_main(void *arg) {
     s->busy = 1;
     pthread_mutex_unlock(&s->mu);
     char err[sizeof(s->result_err)] = "";
-    int rc = write_in_child(s, text, len, err, sizeof(err));
+    int rc = in_child(OP_WRITE, s->dir, s->name, 0, text, len, NO_DEADLINE,
+                      NULL, NULL, err, sizeof(err));
     free(text);
     pthread_mutex_lock(&s->mu);
     s->busy = 0;
