@@ -53,6 +53,10 @@ static int parse_verdict(const json_t *vd, dp_replay_rec_t *r, char *why,
 static int parse_probe(const json_t *o, dp_replay_rec_t *r, char *why,
                        size_t whylen) {
   int s = dp_jsonl_string(o, "probe", r->probe, sizeof(r->probe), why, whylen);
+  if (s == 0 && r->probe[0] == '\0') {
+    snprintf(why, whylen, "\"probe\": empty");
+    return -1;
+  }
   if (s != 0) {
     if (s > 0)
       snprintf(why, whylen, NOT_WATCH " (no \"probe\")");
