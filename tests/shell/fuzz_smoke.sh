@@ -5,14 +5,14 @@
 # reader and its save/load round trip, the fail-slow device-view readers and the
 # detector behind it, replay's reader of watch's JSON lines) over its seed corpus
 # (tests/fuzz/corpus/TARGET/) and what it finds in FUZZ_SECONDS (default
-# 20) seconds. Fails on any crash, sanitizer report, leak or broken
+# 5) seconds. Fails on any crash, sanitizer report, leak or broken
 # invariant; the input that did it is kept and named. Skips if clang's
 # libFuzzer is unavailable.
 #   FUZZ_SECONDS=300 bash tests/shell/fuzz_smoke.sh   # a longer run
 set -u
 . "$(dirname "$0")/lib.sh"
 
-secs=${FUZZ_SECONDS:-20}
+secs=${FUZZ_SECONDS:-5}
 d=$(make_tmpdir)
 bin="$d/bin"
 bash "$top_srcdir/tests/fuzz/build.sh" "$bin" >"$d/build.out" 2>&1
