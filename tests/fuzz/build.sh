@@ -57,11 +57,28 @@ declare -A needs=(
   [fuzz_failslow_input]="cli/cmd_failslow.c cli/failslow_input.c cli/jsonl.c cli/common.c failslow.c conf.c options.c units.c blockdev.c $core"
   [fuzz_replay_input]="cli/replay_input.c cli/jsonl.c"
 )
-for t in fuzz_diskstats fuzz_units fuzz_conf fuzz_health_state fuzz_failslow_input fuzz_replay_input; do
+# The targets compile at once (a clang each; the cores share them), each
+# one's compiler messages kept and shown in the targets' order.
+targets=(fuzz_diskstats fuzz_units fuzz_conf fuzz_health_state fuzz_failslow_input fuzz_replay_input)
+pids=()
+for t in "${targets[@]}"; do
   files=("$here/$t.c")
   for f in ${needs[$t]}; do files+=("$src/$f"); done
   # shellcheck disable=SC2086 # the flags are lists
-  "$cc" "${flags[@]}" $jansson_cflags "${files[@]}" -o "$out/$t" -laio -lm -lpthread $jansson_libs ||
-    { echo "building $t failed" >&2; exit 1; }
-  echo "$out/$t"
+  "$cc" "${flags[@]}" $jansson_cflags "${files[@]}" -o "$out/$t" -laio -lm -lpthread $jansson_libs \
+    2>"$probe/$t.err" &
+  pids+=($!)
 done
+failed=
+for i in "${!targets[@]}"; do
+  t=${targets[$i]}
+  if wait "${pids[$i]}"; then
+    cat "$probe/$t.err" >&2
+    echo "$out/$t"
+  else
+    cat "$probe/$t.err" >&2
+    echo "building $t failed" >&2
+    failed=1
+  fi
+done
+[ -z "$failed" ] || exit 1
