@@ -6,10 +6,12 @@
 #     the directory and the cause;
 #   - on a healthy StateDir the stop saves the state: a regular file of
 #     ours, mode 0600, that the next start restores, no temporary left;
-#   - on a StateDir whose writes take 15 s (tests/shell/faultyfs.py,
-#     "delay 15") collectd exits within the saver's 2 s bound plus the
-#     workers' stop, saying "health state not saved: StateDir X did not
-#     answer within 2 s".
+#   - on a StateDir whose writes take 8 s (tests/shell/faultyfs.py,
+#     "delay 8": longer than the 6 s the stop may take) collectd exits
+#     within the saver's 2 s bound plus the workers' stop, saying "health
+#     state not saved: StateDir X did not answer within 2 s";
+#   - on a StateDir whose reads take 15 s (longer than the 10 s the start
+#     may take) collectd's init goes on after the read's 2 s bound.
 set -u
 . "$(dirname "$0")/lib.sh"
 need root collectd
@@ -70,7 +72,7 @@ grep -q "health baselines restored from $f" "$log" && pass "restored at the next
   fail "not restored: $(grep diskprobe "$log" | tail -3)"
 collectd_stop "$COLLECTD_PID" 30
 
-# ---- a StateDir on a disk whose writes take 15 s --------------------------------
+# ---- a StateDir on a disk whose writes take 8 s, then reads 15 s --------------
 if [ ! -c /dev/fuse ] || ! /usr/bin/python3 -c "import fusepy" 2>/dev/null; then
   skip "no /dev/fuse or python3-fusepy: the slow StateDir case is not run"
 fi
@@ -78,7 +80,10 @@ mkdir -p "$d/back/state" "$d/mnt"
 chmod 0700 "$d/back/state"
 echo ok >"$d/ctl"
 /usr/bin/python3 "$(dirname "$0")/faultyfs.py" "$d/back" "$d/mnt" "$d/ctl" >"$d/fuse.log" 2>&1 &
-register_pid $!
+fuse_pid=$!
+register_pid $fuse_pid
+# at the end the server sleeps out a 15 s read: a SIGTERM would wait for it
+at_exit 'kill -KILL "$fuse_pid" 2>/dev/null'
 wait_until 5 mountpoint -q "$d/mnt" || skip "cannot mount the FUSE test filesystem: $(cat "$d/fuse.log")"
 register_mount "$d/mnt"
 collectd_conf "$d" 1 <<CONF
@@ -90,7 +95,7 @@ CONF
 collectd_start "$d"
 wait_log "$log" 20 'Initialization complete'
 sleep 3
-echo "delay 15" >"$d/ctl"
+echo "delay 8" >"$d/ctl"
 collectd_stop "$COLLECTD_PID" 60
 num_cmp "$STOP_SECS" '<' 6 && pass "exit with a hung StateDir took $STOP_SECS s (bound 2 s + the workers' stop)" ||
   fail "exit with a hung StateDir took $STOP_SECS s"
