@@ -24,25 +24,38 @@ rc=$?
 scratch=$(mktemp -d /dev/shm/diskprobe-fuzz.XXXXXX 2>/dev/null || mktemp -d "$d/scratch.XXXXXX")
 at_exit "rm -rf '$scratch'"
 keep="$top_builddir/tests/fuzz-artifacts"
-for t in diskstats units conf health_state failslow_input replay_input; do
-  seeds="$top_srcdir/tests/fuzz/corpus/$t"
-  work="$d/corpus-$t" # the seeds stay as they are; new inputs go here
-  mkdir -p "$work" "$d/art-$t"
+targets=(diskstats units conf health_state failslow_input replay_input)
+fuzz_one() { # fuzz_one TARGET: its run; the exit status in $d/rc-TARGET
+  local t=$1 seeds="$top_srcdir/tests/fuzz/corpus/$1" work="$d/corpus-$1"
+  mkdir -p "$work" "$d/art-$t" # the seeds stay as they are; new inputs go in work
   TMPDIR=$scratch "$bin/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 \
     -max_len=8192 -print_final_stats=1 -artifact_prefix="$d/art-$t/" \
     "$work" "$seeds" >"$d/fuzz-$t.log" 2>&1
-  rc=$?
-  runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$d/fuzz-$t.log")
-  rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$d/fuzz-$t.log")
+  echo $? >"$d/rc-$t"
+}
+# one lane of targets per core (each fuzzer runs on one), reported in order
+lanes=$(nproc)
+[ "$lanes" -le ${#targets[@]} ] || lanes=${#targets[@]}
+lane_pids=()
+for ((l = 0; l < lanes; l++)); do
+  (for ((i = l; i < ${#targets[@]}; i += lanes)); do fuzz_one "${targets[$i]}"; done) &
+  lane_pids+=($!)
+done
+wait "${lane_pids[@]}"
+for t in "${targets[@]}"; do
+  seeds="$top_srcdir/tests/fuzz/corpus/$t"
+  rc=$(cat "$d/rc-$t" 2>/dev/null || echo "unknown (not run)")
+  runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$d/fuzz-$t.log" 2>/dev/null)
+  rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$d/fuzz-$t.log" 2>/dev/null)
   nseeds=$(find "$seeds" -type f | wc -l)
-  if [ $rc = 0 ] && [ -z "$(ls -A "$d/art-$t")" ]; then
+  if [ "$rc" = 0 ] && [ -z "$(ls -A "$d/art-$t")" ]; then
     pass "fuzz_$t: ${runs:-?} runs in $secs s (${rate:-?}/s) from $nseeds seeds, no crash"
   else
     mkdir -p "$keep"
     cp "$d/art-$t"/* "$keep/" 2>/dev/null
     fail "fuzz_$t exited with status $rc after ${runs:-?} runs; inputs kept in $keep:" \
-      "$(cd "$d/art-$t" && ls | tr '\n' ' ')"
-    grep -E -m5 "ERROR|SUMMARY|runtime error|round trip" "$d/fuzz-$t.log" | sed 's/^/    /'
+      "$(cd "$d/art-$t" 2>/dev/null && ls | tr '\n' ' ')"
+    grep -E -m5 "ERROR|SUMMARY|runtime error|round trip" "$d/fuzz-$t.log" 2>/dev/null | sed 's/^/    /'
     echo "  reproduce: bash tests/fuzz/build.sh /tmp/fz && /tmp/fz/fuzz_$t INPUT"
   fi
 done
