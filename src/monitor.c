@@ -969,6 +969,8 @@ static int devview_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   return 0;
 }
 
+const char *dp_monitor_default_prober(void) { return dp_prober_default_path(); }
+
 static int sched_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   dp_sched_conf_t sc;
   dp_sched_conf_init(&sc);
@@ -981,6 +983,7 @@ static int sched_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   sc.on_event = on_event;
   sc.event_arg = m;
   sc.thread_create = c->thread_create;
+  sc.prober = c->prober;
   m->live = calloc(1, sizeof(*m->live) + m->ntargets * sizeof(live_target_t));
   if (m->live == NULL)
     return -ENOMEM;

@@ -206,6 +206,9 @@ typedef struct {
   /* starts the workers' threads; NULL: pthread_create (scheduler.h) */
   int (*thread_create)(pthread_t *thread, void *(*start)(void *), void *arg,
                        const char *name);
+  /* the prober program each target's I/O runs in (scheduler.h); NULL: in
+   * the workers' threads */
+  const char *prober;
   /* tests: the scheduler's clock and sysfs / diskstats fixtures; NULL:
    * the real ones */
   uint64_t (*now_ns)(void *arg);
@@ -223,6 +226,9 @@ typedef struct dp_monitor dp_monitor_t;
  * The sink is kept for the scheduler's events (copied). 0, -EINVAL (the
  * cause logged), -ENOMEM.
  */
+/* The installed prober program (prober.h), for dp_monitor_conf_t.prober. */
+const char *dp_monitor_default_prober(void);
+
 int dp_monitor_new(dp_monitor_t **out, const dp_monitor_conf_t *c,
                    const dp_monitor_sink_t *sink);
 

@@ -31,7 +31,7 @@ typedef struct {
   dp_target_conf_t conf;
   size_t index;
   dp_target_t t;
-  dp_engine_t *engine; /* non-NULL exactly while the target is open */
+  dp_prober_t *prober; /* non-NULL exactly while the target is open */
   dev_t home_dev;      /* st_dev of the first successful open of a Path */
   uint64_t next_due_ns, interval_ns, rounds;
   double scale;            /* of each probe's Duration: DutyCycle's budget */
@@ -244,7 +244,7 @@ static void publish(dp_sched_t *s, target_t *t) {
   char dev[64];
   snprintf(dev, sizeof(dev), "%s", device_name(s, t));
   pthread_mutex_lock(&s->lock);
-  t->pub_opened = t->engine != NULL;
+  t->pub_opened = t->prober != NULL;
   snprintf(t->pub_device, sizeof(t->pub_device), "%s", dev);
   pthread_mutex_unlock(&s->lock);
 }
@@ -416,17 +416,25 @@ static int moved_filesystem(dp_sched_t *s, target_t *t) {
 
 static void target_reset(target_t *t);
 
+/* Closes the target and its prober (out of process, whatever the kernel
+ * still holds). */
+static void target_close(target_t *t) {
+  dp_prober_close(t->prober, &t->t);
+  t->prober = NULL;
+  dp_target_close(&t->t);
+}
+
 /* Opens the target and its engine if needed. 1 when open. A probe file
  * that changed under us since the last round (deleted, replaced,
  * truncated, holes punched) is said once and opened afresh. */
 static int target_open(dp_sched_t *s, target_t *t) {
-  if (t->engine != NULL && dp_target_verify(&t->t) < 0 &&
-      dp_engine_outstanding(t->engine) == 0) {
+  if (t->prober != NULL && dp_prober_outstanding(t->prober) == 0 &&
+      dp_prober_verify(t->prober, &t->t, t->conf.timeout_ns) == -ESTALE) {
     open_failed(s, t, -ESTALE, t->t.err);
     target_reset(t);
     t->failed = 1;
   }
-  if (t->engine != NULL)
+  if (t->prober != NULL)
     return 1;
   if (moved_filesystem(s, t))
     return 0;
@@ -435,12 +443,21 @@ static int target_open(dp_sched_t *s, target_t *t) {
     writes |= dp_pattern_writes(t->probes[i].conf.pattern);
   /* A layout (the first round's, so splayed like the rounds) obeys the
    * stop flag and LayoutRate. */
-  dp_layout_conf_t lc = {.stop = &s->stop,
-                         .rate_bytes_per_s = t->conf.layout_rate_bytes};
-  int rc = t->conf.is_device
-               ? dp_target_open_block(t->conf.path, &t->t)
-               : dp_target_open_file_layout(
-                     t->conf.path, t->conf.file_size_bytes, writes, &lc, &t->t);
+  dp_prober_target_t o = {.path = t->conf.path,
+                          .is_device = t->conf.is_device,
+                          .file_size_bytes = t->conf.file_size_bytes,
+                          .writable = writes,
+                          .layout_rate_bytes = t->conf.layout_rate_bytes,
+                          .stop = &s->stop};
+  char perr[PATH_MAX + 128];
+  int rc = dp_prober_start(&t->prober, s->c.prober, perr, sizeof(perr));
+  if (rc < 0) {
+    open_failed(s, t, rc, perr);
+    return 0;
+  }
+  rc = dp_prober_open_target(t->prober, &o, &t->t);
+  if (rc < 0)
+    target_close(t);
   if (rc == -ECANCELED)
     return 0; /* shutting down mid-layout: not a failure to report */
   if (rc < 0) {
@@ -455,7 +472,7 @@ static int target_open(dp_sched_t *s, target_t *t) {
     if ((rc = dp_job_build(p, &t->t, t->conf.timeout_ns, &job, err,
                            sizeof(err))) < 0) {
       snprintf(msg, sizeof(msg), "Probe \"%s\": %s", p->name, err);
-      dp_target_close(&t->t);
+      target_close(t);
       open_failed(s, t, rc, msg);
       return 0;
     }
@@ -464,12 +481,10 @@ static int target_open(dp_sched_t *s, target_t *t) {
     if (p->block_size > max_bs)
       max_bs = p->block_size;
   }
-  if ((rc = dp_engine_open(&t->engine, t->t.fd, t->t.align, max_qd, max_bs)) <
-      0) {
+  if ((rc = dp_prober_open_engine(t->prober, max_qd, max_bs)) < 0) {
     char msg[128];
     snprintf(msg, sizeof(msg), "cannot set up AIO: %s", strerror(-rc));
-    t->engine = NULL;
-    dp_target_close(&t->t);
+    target_close(t);
     open_failed(s, t, rc, msg);
     return 0;
   }
@@ -496,13 +511,9 @@ static int target_open(dp_sched_t *s, target_t *t) {
  * holds I/O: that would block in io_destroy. */
 static void target_reset(target_t *t) {
   t->failed = 1;
-  if (t->engine != NULL) {
-    if (dp_engine_outstanding(t->engine) > 0)
-      return;
-    dp_engine_close(t->engine);
-    t->engine = NULL;
-  }
-  dp_target_close(&t->t);
+  if (dp_prober_outstanding(t->prober) > 0)
+    return;
+  target_close(t);
 }
 
 /* ---- a round -------------------------------------------------------------
@@ -650,7 +661,7 @@ static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t,
     job.stop = &s->stop;
     job.counter = &w->issued;
     *ran_ns += pc.duration_ns;
-    rc = dp_engine_run(t->engine, &job, r);
+    rc = dp_prober_run(t->prober, &job, r);
     if (rc < 0 && (r->ops > 0 || r->stalled))
       rc = 0; /* it ran: the result says what went wrong */
   }
@@ -658,7 +669,9 @@ static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t,
     dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_FAILED, t);
     ev.probe_name = ps->conf.name;
     ev.err = rc;
-    ev.msg = job.block_size ? strerror(-rc) : err;
+    ev.msg = rc == -EPIPE     ? "the prober process ended (killed?)"
+             : job.block_size ? strerror(-rc)
+                              : err;
     emit(s, &ev);
   }
   return rc;
@@ -733,7 +746,7 @@ static round_step_t stall_began(dp_sched_t *s, worker_t *w, target_t *t,
   dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
   ev.probe_name = t->probes[i].conf.name;
   ev.result = r;
-  ev.outstanding = dp_engine_outstanding(t->engine);
+  ev.outstanding = dp_prober_outstanding(t->prober);
   emit(s, &ev);
   return ROUND_END;
 }
@@ -762,7 +775,10 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
  * under them; I/O errors stay), DISCARDED said -- and 1 returned: the
  * target is reopened, laying the file out again. */
 static int round_discarded(dp_sched_t *s, target_t *t, round_t *rd) {
-  if (dp_target_verify(&t->t) == 0)
+  /* after a stall the disk may not answer a check either: the stall says
+   * enough (and a prober that does not answer in Timeout is no proof) */
+  if (dp_prober_outstanding(t->prober) > 0 ||
+      dp_prober_verify(t->prober, &t->t, t->conf.timeout_ns) != -ESTALE)
     return 0;
   for (size_t i = 0; i < rd->n; i++) {
     result_unmeasured(&rd->smp[i].r);
@@ -793,7 +809,7 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
     target_reset(t);
   else if (step == ROUND_NEXT) /* every probe ran */
     /* Idle until the next round: hand the buffers' pages back. */
-    dp_engine_release_buffers(t->engine);
+    dp_prober_release_buffers(t->prober);
 }
 
 /* The first poll of a stall held back (target.timeout_short): drained, it
@@ -815,7 +831,7 @@ static int held_stall(dp_sched_t *s, worker_t *w, target_t *t, int left) {
     dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
     ev.probe_name = t->probes[w->stalled_probe].conf.name;
     ev.result = &t->held[t->nheld - 1].r;
-    ev.outstanding = dp_engine_outstanding(t->engine);
+    ev.outstanding = dp_prober_outstanding(t->prober);
     emit(s, &ev);
   }
   t->nheld = 0;
@@ -839,7 +855,7 @@ static int queueing_explains(const target_t *t, size_t i) {
  * the AIO context failed (the I/O stays fenced; reported once). */
 static int unstall(dp_sched_t *s, worker_t *w, uint64_t wait_ns) {
   target_t *t = &s->targets[w->stalled_target];
-  int left = dp_engine_reap(t->engine, wait_ns);
+  int left = dp_prober_reap(t->prober, wait_ns);
   if (left < 0 && !t->failed) {
     t->failed = 1;
     dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_FAILED, t);
@@ -1203,10 +1219,11 @@ void dp_sched_free(dp_sched_t *s) {
      * stopped mid-flight (or a stall held back for its first poll) on a
      * disk that answers has it back within milliseconds: wait a little
      * for it; only a disk that does not answer keeps the engine. */
-    if (t->engine && dp_engine_outstanding(t->engine) > 0)
-      (void)dp_engine_reap(t->engine, 200 * UINT64_C(1000000));
-    if (t->engine && dp_engine_outstanding(t->engine) == 0)
-      dp_engine_close(t->engine);
+    if (dp_prober_outstanding(t->prober) > 0)
+      (void)dp_prober_reap(t->prober, 200 * UINT64_C(1000000));
+    /* a prober process is left to finish on its own */
+    if (dp_prober_outstanding(t->prober) == 0 || dp_prober_pid(t->prober))
+      dp_prober_close(t->prober, &t->t);
     dp_target_close(&t->t);
   }
   sched_free_memory(s);

@@ -92,6 +92,9 @@
  *   largest timeout plus join_grace_ns. A worker still stuck (a hung disk)
  *   is left behind and the scheduler's memory is then deliberately not
  *   freed by dp_sched_free(): the kernel may still write into its buffers.
+ *   With a prober program (conf.prober) a worker waits for its prober at
+ *   most DP_PROBER_GRACE_NS after the stop, and dp_sched_free() leaves a
+ *   prober whose I/O is still in the kernel to finish on its own.
  *
  * Errors: functions return 0 or a negative errno; nothing here logs.
  */
@@ -100,6 +103,7 @@
 
 #include "conf.h"
 #include "engine.h"
+#include "prober.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -198,6 +202,11 @@ typedef struct {
    * 0 or an errno. */
   int (*thread_create)(pthread_t *thread, void *(*start)(void *), void *arg,
                        const char *name);
+  /* Where each target's disk I/O runs (prober.h): the prober program's
+   * path, one prober process per open target, so that I/O a hung disk
+   * holds never keeps the host's process from exiting; NULL: in the
+   * worker threads (the test suites' fake AIO needs that). */
+  const char *prober;
 } dp_sched_conf_t;
 
 /* Defaults: DutyCycle 2 %, splay on, /sys, queue 4, grace 5 s. */

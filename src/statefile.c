@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "statefile.h"
 #include "clock.h"
+#include "reaper.h"
 #include "safepath.h"
 #include "vocab.h"
 
@@ -366,6 +367,7 @@ static int in_child(child_op_t op, const char *dir, const char *name,
     *text = NULL;
     *len = 0;
   }
+  dp_reaper_poll(); /* children an earlier hung call left */
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0)
     return dp_errf(err, errlen, -errno, "cannot make a pipe: %s",
@@ -399,9 +401,11 @@ static int in_child(child_op_t op, const char *dir, const char *name,
   }
   free(buf);
   close(p[0]);
-  if (rc == -ETIMEDOUT)
+  if (rc == -ETIMEDOUT) {
+    dp_reaper_leave(pid); /* reaped once the disk lets it go */
     return dp_errf(err, errlen, rc, "%s did not answer within %.3g s", dir,
                    (double)wait_ns / 1e9);
+  }
   while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
     ;
   if (rc < 0)

@@ -478,6 +478,30 @@ static void watch_free(watch_t *w, dp_target_conf_t *tc) {
   pthread_mutex_destroy(&w->lock);
 }
 
+/* The prober program, as the plugin runs it (a hung disk then holds
+ * neither the plugin's nor watch's exit): $DISKPROBE_PROBER, the one
+ * beside this program (a build tree), else the installed one; NULL (in
+ * process) when there is none. */
+static const char *watch_prober(char *buf, size_t len) {
+  const char *env = getenv("DISKPROBE_PROBER");
+  if (env != NULL && env[0] != '\0')
+    return env;
+  char self[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (k > 0) {
+    self[k] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash != NULL) {
+      *slash = '\0';
+      snprintf(buf, len, "%s/diskprobe-prober", self);
+      if (access(buf, X_OK) == 0)
+        return buf;
+    }
+  }
+  const char *installed = dp_monitor_default_prober();
+  return access(installed, X_OK) == 0 ? installed : NULL;
+}
+
 int dp_cmd_watch(int argc, char **argv) {
   dp_cli_conf_t c;
   dp_cli_conf_init(&c, "probe");
@@ -510,12 +534,14 @@ int dp_cmd_watch(int argc, char **argv) {
   for (size_t i = 1; i < n; i++)
     if (tc[i].interval_ns < read_ns)
       read_ns = tc[i].interval_ns;
+  char prober[PATH_MAX];
   dp_monitor_conf_t mc = {.plugin = &c.plugin,
                           .targets = tc,
                           .ntargets = n,
                           .host = "localhost",
                           .read_interval_ns = read_ns,
-                          .queue_len = 16};
+                          .queue_len = 16,
+                          .prober = watch_prober(prober, sizeof(prober))};
   dp_monitor_sink_t sink = {.arg = &w,
                             .log = watch_log,
                             .notice = watch_notice,

@@ -45,6 +45,8 @@
 # collectd, skips if it cannot. Exit 0 pass, 1 fail, 77 skip.
 set -u
 . "$(dirname "$0")/lib.sh"
+# the package's own prober program, not this build's (lib.sh exports it)
+unset DISKPROBE_PROBER
 
 [ "$(id -u)" = 0 ] || skip "needs root (apt-get install, purge)"
 need_cmd apt-get
@@ -196,6 +198,7 @@ prometheus-scrape.yml alertmanager.yml smart.conf"
 expected="/usr/lib/collectd/diskprobe.so
 /usr/share/collectd/diskprobe.types.db
 /usr/bin/diskprobe
+/usr/libexec/diskprobe/diskprobe-prober
 $drop_in
 /usr/share/diskprobe/alerts.yml
 /usr/share/diskprobe/alerts_test.yml
@@ -314,6 +317,10 @@ rrdtool info "$rrd/operations_per_second-randread-qd1.rrd" 2>/dev/null | grep -q
   pass "rrdtool info: operations_per_second-randread-qd1.rrd has its data source" || fail "rrdtool info failed on $rrd"
 iops=$(rrd_last "$rrd/operations_per_second-randread-qd1.rrd")
 num_cmp "$iops" '>' 0 && pass "randread-qd1 IOPS $iops" || fail "randread-qd1 IOPS '$iops'"
+pp=$(pgrep -P "$COLLECTD_PID" -x diskprobe-probe | head -1)
+[ -n "$pp" ] && [ "$(readlink "/proc/$pp/exe")" = /usr/libexec/diskprobe/diskprobe-prober ] &&
+  pass "the target's I/O runs in the package's prober (pid $pp, /usr/libexec/diskprobe/diskprobe-prober)" ||
+  fail "no /usr/libexec/diskprobe/diskprobe-prober process under collectd"
 if [ -n "$metrics_ok" ]; then
   grep -q '^collectd_diskprobe_probe_latency_p99{diskprobe="pkg",type="randread-qd1"' "$tmp/metrics" &&
     pass "curl localhost:9103/metrics | grep diskprobe: $(wc -l <"$tmp/metrics") lines, p99 of pkg/randread-qd1 among them" ||

@@ -196,7 +196,7 @@ cg=$(make_cgroup) || exit
 throttle "$cg" "$hung" read_iops 1
 throttle "$cg" "$nldev" write_bps $((2 * 1024 * 1024))
 
-hung_probe='    <Probe "r">\n      Pattern randread\n      BlockSize "4k"\n      QueueDepth 8\n      Duration 0.5\n    </Probe>\n'
+hung_probe='    <Probe "r">\n      Pattern randread\n      BlockSize "4k"\n      QueueDepth 32\n      Duration 0.5\n    </Probe>\n'
 collectd_conf "$d" 1 <<CONF
   Splay false
   DutyCycle 100
@@ -393,20 +393,42 @@ CTRL["out-of-range config"]=n/a
 hung_now() { grep -F 'target "hung"' "$log" | tail -1 | grep -qF ' stalled: '; }
 wait_until 20 hung_now && pass "hung target stalled again: $(grep -F 'target "hung"' "$log" | tail -1 | sed 's/^\[[^]]*\] //')" ||
   fail "the hung target is not stalled before SIGTERM"
+# its prober processes (comm is cut to 15 characters), which hold the I/O
+probers=$(pgrep -P "$COLLECTD_PID" -x diskprobe-probe | tr '\n' ' ')
+[ -n "$probers" ] && pass "every target's I/O runs in a prober process: $(echo $probers | wc -w) of them" ||
+  fail "no prober process under collectd"
+t_term=$(date +%s%N)
 kill -TERM "$COLLECTD_PID"
 if wait_log "$log" 30 "diskprobe plugin: shut down in"; then
   secs=$(grep -o "shut down in [0-9.]* s" "$log" | awk '{print $4}')
   num_cmp "$secs" '<=' 8 && pass "SIGTERM with the device hung: the plugin shut down in $secs s (Timeout 2 s + 5 s + 1)" ||
     { fail "plugin shutdown took $secs s"; SEEN["device hung (1 IOPS), then SIGTERM"]=no; }
-  EXP["device hung (1 IOPS), then SIGTERM"]="device loopN stalled: ... for more than 2 s; then 'shut down in' <= 8 s"
+  EXP["device hung (1 IOPS), then SIGTERM"]="device loopN stalled: ... for more than 2 s; then 'shut down in' <= 8 s, collectd gone while the device is still hung"
 else
   fail "the plugin's shutdown did not return"
   SEEN["device hung (1 IOPS), then SIGTERM"]=no
 fi
-unthrottle "$cg" "$hung" read_iops # the kernel finishes the in-flight I/O; the process can exit
-unthrottle "$cg" "$nldev" write_bps
-collectd_wait "$COLLECTD_PID" || fail "collectd exited with status $?"
+# The device still answers one read a second and the hung probe had 32 in
+# flight: collectd itself must be gone long before those are back (the
+# kernel waits for a process's own AIO at exit: in the daemon that took
+# the whole drain; now it is the prober's).
+collectd_wait "$COLLECTD_PID" 25
+rc=$?
+exit_secs=$(num_calc "($(date +%s%N) - $t_term) / 1e9" %.1f)
+left=0
+for p in $probers; do is_running "$p" && left=$((left + 1)); done
+if [ "$rc" = 0 ] && [ "$left" -gt 0 ]; then
+  pass "collectd exited $exit_secs s after SIGTERM while the hung device still held I/O ($left prober(s) still waiting for it)"
+else
+  fail "collectd exit: status $rc after $exit_secs s, probers still waiting: $left"
+  SEEN["device hung (1 IOPS), then SIGTERM"]=no
+fi
 grep -q "Exiting normally" "$log" && pass "collectd exited normally" || fail "collectd did not exit normally"
+unthrottle "$cg" "$hung" read_iops # the kernel finishes the in-flight I/O
+unthrottle "$cg" "$nldev" write_bps
+gone() { for p in $probers; do is_running "$p" && return 1; done; return 0; }
+wait_until 30 gone && pass "the probers left behind exited once the device answered" ||
+  fail "probers still running after the device answered: $(for p in $probers; do is_running "$p" && echo "$p"; done)"
 [ -e "/sys/block/$det_name/loop" ] && fail "the detached loop device is still attached after collectd closed it" ||
   pass "the detached loop device went away once collectd closed it"
 

@@ -12,6 +12,9 @@
 : "${top_builddir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 DISKPROBE="$top_builddir/src/cli/diskprobe"
+# The plugin runs each target's I/O in this build's prober program, not an
+# installed one (tests/shell/deb_package.sh unsets it to test the package's).
+export DISKPROBE_PROBER="$top_builddir/src/cli/diskprobe-prober"
 PLUGIN_SO="$top_builddir/plugin/.libs/diskprobe.so"
 # Where cgroups are looked for (CGROUP_ROOT, for the helpers' self-test a
 # fake tree): v1 blkio at $CGROUP_ROOT/blkio, else a v2 unified hierarchy at

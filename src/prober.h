@@ -1,0 +1,127 @@
+/*
+ * prober.h - where a target's disk I/O runs: the scheduler's worker thread,
+ * or a prober process of its own.
+ *
+ * The kernel waits for a process's outstanding AIO when the process exits
+ * (exit_aio), and a thread blocked in a read of a hung disk cannot be
+ * killed. A collectd whose probe I/O is stuck on a hung disk therefore
+ * cannot exit, nor restart, until the disk answers -- for ever on a dead
+ * path with no timeout. A prober process keeps every I/O of one target out
+ * of the daemon: it opens (and lays out) the probe file, runs the engine's
+ * probes, reaps a stalled probe and checks the file after each round. The
+ * daemon only waits for its answers, never longer than a stop request (the
+ * scheduler's stop flag) allows, and on close leaves a prober whose I/O is
+ * still in the kernel to finish on its own: the prober exits when its
+ * command socket closes, the kernel reaps its I/O whenever the disk gives
+ * it back, and init (or the nearest subreaper) reaps the process once the
+ * daemon is gone.
+ *
+ * The prober is a small program (diskprobe-prober, src/cli/prober.c)
+ * started with posix_spawn, so it holds none of the daemon's memory and
+ * none of its descriptors but two: 3 = a shared memory page (a memfd: the
+ * job, the result and its histogram, the stop flag, the live I/O counter,
+ * the target), 4 = the command socket. One byte per command and one per
+ * answer; the prober opens the probe file itself. A prober program from
+ * another build (a package upgraded under a running daemon) is refused
+ * (-EPROTO) rather than misread.
+ *
+ * In process (helper == NULL) the same calls run the engine and the target
+ * functions in the caller's thread, exactly as before the prober existed:
+ * the unit suites that fake the kernel's AIO calls use that.
+ *
+ * Ownership: dp_prober_start allocates; dp_prober_close frees, and closes
+ * the target's fd (in process) or the prober (then the caller's
+ * dp_target_t holds fd -1). Thread-safety: one prober is used by one
+ * thread at a time. Errors: 0 or a negative errno; nothing here logs --
+ * causes go into the dp_target_t's err, as dp_target_open's do.
+ */
+#ifndef DP_PROBER_H
+#define DP_PROBER_H
+
+#include "engine.h"
+#include "target.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct dp_prober dp_prober_t;
+
+/* What dp_prober_open_target opens. */
+typedef struct {
+  const char *path;
+  int is_device;            /* Device: a block device, read-only */
+  uint64_t file_size_bytes; /* Path: the probe file's size */
+  int writable;             /* Path: a write probe will run */
+  uint64_t layout_rate_bytes;
+  /* The scheduler's stop flag (may be NULL): a layout, a probe or a wait
+   * for the prober's answer ends soon after it is set. */
+  const atomic_int *stop;
+} dp_prober_target_t;
+
+/* The default prober program, set by the build (its libexec directory). */
+const char *dp_prober_default_path(void);
+
+/*
+ * Starts a prober: helper is the prober program's path, or NULL for in
+ * process. -ENOMEM; from the spawn: -ENOENT (no such program), -EACCES,
+ * -EAGAIN (no process left), ... with the cause in err (len bytes).
+ */
+int dp_prober_start(dp_prober_t **out, const char *helper, char *err,
+                    size_t len);
+
+/* Opens the target as dp_target_open does (a block device or a probe
+ * file with its layout), in the prober. On success *t describes it (its fd
+ * is -1 out of process: the prober holds the file). On failure t->err says
+ * why. -EPIPE: the prober died (t->err says so). */
+int dp_prober_open_target(dp_prober_t *p, const dp_prober_target_t *o,
+                          dp_target_t *t);
+
+/* Sets up the engine for the target's jobs (dp_engine_open). */
+int dp_prober_open_engine(dp_prober_t *p, uint32_t max_qd,
+                          uint32_t max_block_size);
+
+/*
+ * dp_engine_run in the prober. job->stop and job->counter work as the
+ * engine says (the counter grows while the probe runs, at most 50 ms
+ * late). res->hist stays valid until the next run or the close. When the
+ * prober does not answer within the job's timeout, its budget and
+ * DP_PROBER_GRACE_NS (stuck in the kernel before the engine's own Timeout
+ * could act: an io_submit blocked on a full queue), or within
+ * DP_PROBER_GRACE_NS of a stop: res->stalled = 1, err_timeout =
+ * queue_depth, and the prober counts queue_depth I/Os outstanding until it
+ * answers. -EPIPE: the prober died.
+ */
+int dp_prober_run(dp_prober_t *p, const dp_job_t *job, dp_result_t *res);
+
+/* dp_engine_reap: how many I/Os remain outstanding (0: usable again). */
+int dp_prober_reap(dp_prober_t *p, uint64_t wait_ns);
+
+/* dp_engine_release_buffers. */
+int dp_prober_release_buffers(dp_prober_t *p);
+
+/* dp_engine_outstanding. */
+unsigned dp_prober_outstanding(const dp_prober_t *p);
+
+/* dp_target_verify, run where the file is open; the cause goes into
+ * t->err (and t->no_extent_map is kept up to date). A prober that does
+ * not answer within Timeout (timeout_ns) is -ETIMEDOUT. */
+int dp_prober_verify(dp_prober_t *p, dp_target_t *t, uint64_t timeout_ns);
+
+/* Closes the target (in process: dp_engine_close, which blocks while I/O
+ * is outstanding -- the caller waits for dp_prober_outstanding() == 0
+ * first -- and dp_target_close). Out of process it never blocks: the
+ * prober is told to go and left to finish what the kernel holds. NULL is
+ * allowed. */
+void dp_prober_close(dp_prober_t *p, dp_target_t *t);
+
+/* Its process id, or 0 in process. */
+long dp_prober_pid(const dp_prober_t *p);
+
+/* The prober program's body: serves commands on the shared page shm_fd and
+ * the socket sock until the socket closes. Returns the exit status: 0, or 2
+ * when the descriptors are not what a prober is started with. */
+int dp_prober_serve(int shm_fd, int sock);
+
+#define DP_PROBER_GRACE_NS (UINT64_C(2) * 1000000000)
+
+#endif /* DP_PROBER_H */
