@@ -519,6 +519,12 @@ for rel, r in grafana_rules:
     where = f"{rel} {r.get('title')}"
     if r.get("title") not in alerts:
         problems.append(f"{where}: no Prometheus alert of that name")
+    # Grafana's own runbook link key, to the installed README's section
+    want_rb = "file:///usr/share/diskprobe/README.md#" + str(r.get("title")).lower()
+    if r.get("annotations", {}).get("runbook_url") != want_rb:
+        problems.append(f"{where}: runbook_url is not {want_rb}")
+    if "runbook" in r.get("annotations", {}):
+        problems.append(f"{where}: a 'runbook' annotation (Grafana links runbook_url)")
     refs = {q.get("refId") for q in r.get("data", [])}
     if r.get("condition") not in refs:
         problems.append(f"{where}: condition {r.get('condition')} is not a refId")
