@@ -53,8 +53,9 @@ struct dp_monitor {
   void *clock_arg;
   /* the wall clock of the read in progress, for the peers' callbacks */
   uint64_t read_wall_ns;
-  live_t *live;        /* is each target probing? NULL offline */
-  uint64_t started_ns; /* dp_monitor_start, monitor clock */
+  live_t *live;         /* is each target probing? NULL offline */
+  uint64_t started_ns;  /* dp_monitor_start, monitor clock */
+  uint64_t *verdict_ns; /* per target: the time of its last verdict values */
   /* the device view's disks as met: identity and class (disk_info) */
   struct disk_ident *idents;
   size_t nidents, cap_idents;
@@ -287,7 +288,16 @@ static void publish_verdict(dp_monitor_t *m, size_t i,
                             uint64_t wall_ns, uint64_t interval_ns,
                             int confirm) {
   const dp_health_verdict_t v = *vp;
-  emit_verdict_values(m, i, &v, wall_ns, interval_ns);
+  /* A value not newer than its series' last is refused downstream
+   * (collectd's cache: "value too old"; an RRD: by less than a second):
+   * a round that finished just before a read re-sent its not-probing
+   * verdict goes out a second after that verdict, not before it. */
+  uint64_t vt = wall_ns;
+  if (m->live != NULL && m->verdict_ns[i] != 0 &&
+      vt < m->verdict_ns[i] + DP_NS_PER_S)
+    vt = m->verdict_ns[i] + DP_NS_PER_S;
+  m->verdict_ns[i] = vt;
+  emit_verdict_values(m, i, &v, vt, interval_ns);
   char words[800], device[64];
   dp_health_describe(m->health, i, &v, words, sizeof(words));
   target_device(m, i, device, sizeof(device));
@@ -848,9 +858,12 @@ static int monitor_alloc(dp_monitor_t **out, const dp_monitor_sink_t *sink,
                          const char *host, size_t n) {
   dp_monitor_t *m = calloc(1, sizeof(*m));
   if (m == NULL || (m->target_names = calloc(n, DP_NAME_MAX)) == NULL ||
-      (m->targets = calloc(n, sizeof(*m->targets))) == NULL) {
-    if (m)
+      (m->targets = calloc(n, sizeof(*m->targets))) == NULL ||
+      (m->verdict_ns = calloc(n, sizeof(*m->verdict_ns))) == NULL) {
+    if (m) {
       free(m->target_names);
+      free(m->targets);
+    }
     free(m);
     return -ENOMEM;
   }
@@ -1157,6 +1170,7 @@ void dp_monitor_free(dp_monitor_t *m) {
     pthread_mutex_destroy(&m->live->lock);
   free(m->live);
   free(m->idents);
+  free(m->verdict_ns);
   free(m->targets);
   free(m->target_names);
   free(m);

@@ -59,4 +59,10 @@ grep -q 'Exiting' "$log" && fail "collectd exited" || pass "collectd still runni
 n=$(rrd_points "$d/rrd/$COLLECTD_HOST/diskprobe-pf/operations_per_second-r.rrd" 8)
 num_cmp "$n" '>=' 2 && pass "probes went on ($n points in the last 8 s)" || fail "only $n points in the last 8 s"
 collectd_stop >/dev/null
+# While the target reopens, its verdict is re-sent every read (probing)
+# and the round after it must not go out older than that: collectd's cache
+# and the RRD files refuse a value not newer than the last.
+late=$(grep -cE 'diskprobe-pf/.*(illegal attempt to update|minimum one second step)|Value too old: name = [^;]*-pf/' "$log")
+[ "$late" = 0 ] && pass "no verdict value refused as too old (rrdtool, collectd's cache)" ||
+  fail "$late verdict values refused as too old, e.g. $(grep -m1 -E 'diskprobe-pf/.*illegal attempt to update|Value too old: name = [^;]*-pf/' "$log" | cut -c1-200)"
 finish collectd_probefile_changes "tail -20 $log"
