@@ -53,7 +53,7 @@ declare -A needs=(
   [fuzz_diskstats]="diskstats.c"
   [fuzz_units]="units.c"
   [fuzz_conf]="conf.c options.c units.c blockdev.c $core"
-  [fuzz_health_state]="health.c health_state.c statefile.c safepath.c blockdev.c clock.c conf.c options.c units.c $core"
+  [fuzz_health_state]="health.c health_state.c statefile.c reaper.c safepath.c blockdev.c clock.c conf.c options.c units.c $core"
   [fuzz_failslow_input]="cli/cmd_failslow.c cli/failslow_input.c cli/jsonl.c cli/common.c failslow.c conf.c options.c units.c blockdev.c $core"
   [fuzz_replay_input]="cli/replay_input.c cli/jsonl.c"
 )

@@ -104,8 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* a round learned on top of the parsed baselines, then formatted and
    * parsed */
   dp_health_verdict_t v;
-  dp_health_obs_t obs[2] = {{0.0002, 0.00025, 4000, 0, 0},
-                            {0.004, 0.005, 250, 0, 0}};
+  dp_health_obs_t obs[2] = {{.p50_s = 0.0002, .mean_s = 0.00025, .iops = 4000},
+                            {.p50_s = 0.004, .mean_s = 0.005, .iops = 250}};
   dp_health_round(h2, 0, obs, &v);
   dp_health_round(h2, 1, obs, &v);
   a = format(h2);
