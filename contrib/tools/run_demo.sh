@@ -16,6 +16,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$(pwd)
+# the plugin runs each target's I/O in this build's prober program (not
+# installed: make install puts it where the plugin looks by default)
+export DISKPROBE_PROBER="$top/src/cli/diskprobe-prober"
 BUILDDIR=${BUILDDIR:-$top}
 if [ "$BUILDDIR" = "$top" ]; then
   bash contrib/tools/setup.sh
