@@ -56,6 +56,7 @@ struct dp_monitor {
   live_t *live;         /* is each target probing? NULL offline */
   uint64_t started_ns;  /* dp_monitor_start, monitor clock */
   uint64_t *verdict_ns; /* per target: the time of its last verdict values */
+  uint64_t *sample_ns;  /* per target and probe: of its last probe values */
   /* the device view's disks as met: identity and class (disk_info) */
   struct disk_ident *idents;
   size_t nidents, cap_idents;
@@ -282,21 +283,25 @@ static void busy_words(char *words, size_t len, const dp_monitor_busy_t *b) {
              b->util_percent);
 }
 
+/* A value not newer than its series' last is refused downstream
+ * (collectd's cache: "value too old"; an RRD: by less than a second): a
+ * round that finished just before a read re-sent its not-probing verdict,
+ * or a round right after a reopen, goes out a second after the last, not
+ * before it. *last: the series' last time (0: none), updated. */
+static uint64_t not_before(uint64_t *last, uint64_t t) {
+  if (*last != 0 && t < *last + DP_NS_PER_S)
+    t = *last + DP_NS_PER_S;
+  *last = t;
+  return t;
+}
+
 /* A verdict out: its values, the verdict sink, a notice when it changed. */
 static void publish_verdict(dp_monitor_t *m, size_t i,
                             const dp_health_verdict_t *vp, uint64_t round,
                             uint64_t wall_ns, uint64_t interval_ns,
                             int confirm) {
   const dp_health_verdict_t v = *vp;
-  /* A value not newer than its series' last is refused downstream
-   * (collectd's cache: "value too old"; an RRD: by less than a second):
-   * a round that finished just before a read re-sent its not-probing
-   * verdict goes out a second after that verdict, not before it. */
-  uint64_t vt = wall_ns;
-  if (m->live != NULL && m->verdict_ns[i] != 0 &&
-      vt < m->verdict_ns[i] + DP_NS_PER_S)
-    vt = m->verdict_ns[i] + DP_NS_PER_S;
-  m->verdict_ns[i] = vt;
+  uint64_t vt = m->live ? not_before(&m->verdict_ns[i], wall_ns) : wall_ns;
   emit_verdict_values(m, i, &v, vt, interval_ns);
   char words[800], device[64];
   dp_health_describe(m->health, i, &v, words, sizeof(words));
@@ -674,7 +679,9 @@ size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
     uint64_t age = mono_ns > s->done_ns ? mono_ns - s->done_ns : 0;
     uint64_t tm = wall_ns > age ? wall_ns - age : 0;
     if (!s->confirm) /* a confirmation is the verdict's, not a series' */
-      emit_sample(m, s, tm);
+      emit_sample(
+          m, s,
+          not_before(&m->sample_ns[s->target * DP_PROBES_MAX + s->probe], tm));
     if (m->sink.sample) {
       dp_sched_target_state_t st;
       dp_sched_target_state(m->sched, s->target, &st);
@@ -859,10 +866,13 @@ static int monitor_alloc(dp_monitor_t **out, const dp_monitor_sink_t *sink,
   dp_monitor_t *m = calloc(1, sizeof(*m));
   if (m == NULL || (m->target_names = calloc(n, DP_NAME_MAX)) == NULL ||
       (m->targets = calloc(n, sizeof(*m->targets))) == NULL ||
-      (m->verdict_ns = calloc(n, sizeof(*m->verdict_ns))) == NULL) {
+      (m->verdict_ns = calloc(n, sizeof(*m->verdict_ns))) == NULL ||
+      (m->sample_ns = calloc(n * DP_PROBES_MAX, sizeof(*m->sample_ns))) ==
+          NULL) {
     if (m) {
       free(m->target_names);
       free(m->targets);
+      free(m->verdict_ns);
     }
     free(m);
     return -ENOMEM;
@@ -1171,6 +1181,7 @@ void dp_monitor_free(dp_monitor_t *m) {
   free(m->live);
   free(m->idents);
   free(m->verdict_ns);
+  free(m->sample_ns);
   free(m->targets);
   free(m->target_names);
   free(m);

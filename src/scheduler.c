@@ -427,9 +427,16 @@ static void target_close(target_t *t) {
 /* Opens the target and its engine if needed. 1 when open. A probe file
  * that changed under us since the last round (deleted, replaced,
  * truncated, holes punched) is said once and opened afresh. */
-static int target_open(dp_sched_t *s, target_t *t) {
-  if (t->prober != NULL && dp_prober_outstanding(t->prober) == 0 &&
-      dp_prober_verify(t->prober, &t->t, t->conf.timeout_ns) == -ESTALE) {
+static void check_stalled(dp_sched_t *s, worker_t *w, target_t *t);
+static int target_open(dp_sched_t *s, worker_t *w, target_t *t) {
+  int rc = 0;
+  if (t->prober != NULL && dp_prober_outstanding(t->prober) == 0)
+    rc = dp_prober_verify(t->prober, &t->t, t->conf.timeout_ns);
+  if (rc == -ETIMEDOUT) { /* the disk holds even that read */
+    check_stalled(s, w, t);
+    return 0;
+  }
+  if (rc == -ESTALE) {
     open_failed(s, t, -ESTALE, t->t.err);
     target_reset(t);
     t->failed = 1;
@@ -450,7 +457,7 @@ static int target_open(dp_sched_t *s, target_t *t) {
                           .layout_rate_bytes = t->conf.layout_rate_bytes,
                           .stop = &s->stop};
   char perr[PATH_MAX + 128];
-  int rc = dp_prober_start(&t->prober, s->c.prober, perr, sizeof(perr));
+  rc = dp_prober_start(&t->prober, s->c.prober, perr, sizeof(perr));
   if (rc < 0) {
     open_failed(s, t, rc, perr);
     return 0;
@@ -769,16 +776,39 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
   return ROUND_NEXT;
 }
 
+/* The prober did not answer the check after a round within Timeout: its
+ * disk holds that read, a stall like a probe's (the worker is fenced and
+ * polls the prober until the answer comes). */
+static void check_stalled(dp_sched_t *s, worker_t *w, target_t *t) {
+  pthread_mutex_lock(&s->lock);
+  w->stalled = 1;
+  w->stall_since_ns = now_ns(s) - t->conf.timeout_ns;
+  w->stalled_target = t->index;
+  w->stalled_probe = 0;
+  w->stall_polls = 0;
+  w->stall_quiet = 0;
+  pthread_mutex_unlock(&s->lock);
+  dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
+  ev.probe_name = t->probes[0].conf.name;
+  ev.outstanding = dp_prober_outstanding(t->prober);
+  emit(s, &ev);
+}
+
 /* After a round: its probe file still what the reads hit (dp_target_verify),
  * or the round is discarded -- every sample made unmeasured, like a skipped
  * probe, its short reads not counted against the disk (the file shrank
  * under them; I/O errors stay), DISCARDED said -- and 1 returned: the
  * target is reopened, laying the file out again. */
-static int round_discarded(dp_sched_t *s, target_t *t, round_t *rd) {
+static int round_discarded(dp_sched_t *s, worker_t *w, target_t *t,
+                           round_t *rd) {
   /* after a stall the disk may not answer a check either: the stall says
-   * enough (and a prober that does not answer in Timeout is no proof) */
-  if (dp_prober_outstanding(t->prober) > 0 ||
-      dp_prober_verify(t->prober, &t->t, t->conf.timeout_ns) != -ESTALE)
+   * enough */
+  if (dp_prober_outstanding(t->prober) > 0)
+    return 0;
+  int rc = dp_prober_verify(t->prober, &t->t, t->conf.timeout_ns);
+  if (rc == -ETIMEDOUT)
+    check_stalled(s, w, t);
+  if (rc != -ESTALE)
     return 0;
   for (size_t i = 0; i < rd->n; i++) {
     result_unmeasured(&rd->smp[i].r);
@@ -793,7 +823,7 @@ static int round_discarded(dp_sched_t *s, target_t *t, round_t *rd) {
 
 /* Runs every probe of target t once (worker w, without the lock). */
 static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
-  if (!target_open(s, t))
+  if (!target_open(s, w, t))
     return;
   round_t rd = {.n = 0, .busy_ns = 0, .ran_ns = 0};
   t->rounds++;
@@ -802,7 +832,7 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
     step = probe_step(s, w, t, i, &rd);
   if (step == ROUND_ABANDON || step == ROUND_HELD)
     return;
-  if (round_discarded(s, t, &rd))
+  if (round_discarded(s, w, t, &rd))
     step = ROUND_RESET;
   round_done(s, t, rd.smp, rd.n, rd.busy_ns, rd.ran_ns);
   if (step == ROUND_RESET)
@@ -937,7 +967,7 @@ static target_t *next_target(dp_sched_t *s, worker_t *w) {
  * most DP_SCHED_CONFIRM_NS, queued as one sample with confirm set and the
  * round it confirms; the cadence and DutyCycle's scale are left alone. */
 static void confirm_run(dp_sched_t *s, worker_t *w, target_t *t) {
-  if (t->rounds == 0 || !target_open(s, t))
+  if (t->rounds == 0 || !target_open(s, w, t))
     return;
   round_t rd = {.n = 0, .busy_ns = 0, .ran_ns = 0};
   rd.smp[0].confirm = 1; /* sample_add keeps it (also for a held stall) */

@@ -63,6 +63,6 @@ collectd_stop >/dev/null
 # and the round after it must not go out older than that: collectd's cache
 # and the RRD files refuse a value not newer than the last.
 late=$(grep -cE 'diskprobe-pf/.*(illegal attempt to update|minimum one second step)|Value too old: name = [^;]*-pf/' "$log")
-[ "$late" = 0 ] && pass "no verdict value refused as too old (rrdtool, collectd's cache)" ||
-  fail "$late verdict values refused as too old, e.g. $(grep -m1 -E 'diskprobe-pf/.*illegal attempt to update|Value too old: name = [^;]*-pf/' "$log" | cut -c1-200)"
+[ "$late" = 0 ] && pass "no value refused as too old (rrdtool, collectd's cache)" ||
+  fail "$late values refused as too old, e.g. $(grep -m1 -E 'diskprobe-pf/.*illegal attempt to update|Value too old: name = [^;]*-pf/' "$log" | cut -c1-200)"
 finish collectd_probefile_changes "tail -20 $log"
