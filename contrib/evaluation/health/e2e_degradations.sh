@@ -344,6 +344,39 @@ for row in csv.reader(open(scen), delimiter="\t"):
         extra.append(f"{other} other notifications during the fault ({', '.join(sorted({n[3] for n in mine if n[3] != 'health'}))})")
     print(f"| {name} | {fault} | {first} | {sev} | {rule} | {worst} | {okay} | {'; '.join(extra)} |")
 print()
+print("The probes' figures during the fault (medians over its rounds): IOPS loss = the")
+print("baseline's IOPS / the round's; tail = (p99/p50) / its median over the healthy phase-2")
+print("rounds; the capacity rule's figure is a deeper probe's loss / max(1, the first's):")
+print()
+def series(target, name):
+    rows = []
+    for f in sorted(glob.glob(f"{csvd}/diskprobe-{target}/{name}-[0-9]*")):
+        rows += [{k: float(v) for k, v in r.items()} for r in csv.DictReader(open(f))]
+    return rows
+def med(v):
+    v = sorted(x for x in v if x == x)
+    return v[len(v) // 2] if v else float("nan")
+PROBES = ("randread-qd1", "randread-qd32", "seqread")
+for row in csv.reader(open(scen), delimiter="\t"):
+    name, t0 = row[0], float(row[1])
+    if name not in ("control", "seqdiv2", "p99x5", "qd32div3"):
+        continue
+    words = []
+    for p in PROBES:
+        ops = series(name, f"operations_per_second-{p}")
+        base = series(name, f"probe_baseline-{p}")
+        lat = series(name, f"probe_latency-{p}")
+        def at(rows, t, k):
+            prev = [r for r in rows if r["epoch"] <= t + 0.5]
+            return prev[-1][k] if prev else float("nan")
+        loss = [at(base, r["epoch"], "iops") / r["value"] for r in ops
+                if t0 <= r["epoch"] < t_recover and r["value"] > 0]
+        shape = lambda a, b: [r["p99"] / r["p50"] for r in lat if a <= r["epoch"] < b and r["p50"] > 0]
+        healthy = med(shape(t_start, t0))
+        tail = med(shape(t0, t_recover)) / healthy if healthy == healthy else float("nan")
+        words.append(f"{p} IOPS loss {med(loss):.2f}, tail {tail:.2f}")
+    print(f"- {name}: " + "; ".join(words))
+print()
 print("The first notification's message per scenario:")
 print()
 print("\n".join(details) if details else "- none")
