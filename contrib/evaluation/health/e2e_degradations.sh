@@ -25,10 +25,11 @@
 #   qd32div10/3  read IOPS capped at QD32's IOPS / F (above QD1's rate when
 #                the device allows: said in the table otherwise)
 #   seqdiv2      read bytes/s capped at the sequential probe's / 2, the cap
-#                calibrated (lowered, by at most 2x) until the sequential
-#                probe of `diskprobe watch` rounds in the same cgroup
-#                measures half its baseline: the throttle lets the last
-#                probe of a round through above its cap
+#                calibrated (lowered, by at most 2x, by bisection) so that
+#                the sequential probe of `diskprobe watch` rounds in the
+#                same cgroup measures half its baseline or less: the
+#                throttle lets the last probe of a round through above its
+#                cap
 #   (the FUSE files answer every request FUSE_BASE, 1.5 ms, late throughout:
 #   a latency floor well above the Python server's own jitter of
 #   0.02-0.5 ms; the server is serial, so QD32 waits 32 floors: at 4 ms the
@@ -275,18 +276,19 @@ print(statistics.median(v) if v else "nan")'
 t=seqdiv2
 t_seq=$(date +%s) # its own start: after the other faults
 half=$(num_calc "${SEQ[$t]} / 2" %.0f)
-cap=$half
-for k in 1 2 3; do
+# bisection between half / 2 and half (the measured rate is noisy, and not
+# proportional to the cap): the highest cap known to hold the probe to
+# half or less is kept
+lo=$(num_calc "$half / 2" %.0f) hi=$half cap=$half
+for k in 1 2 3 4; do
   throttle "$cg" "${DEV[$t]}" read_bps "$cap"
   m=$(seq_rate "${DEV[$t]}")
-  is_num "$m" && num_cmp "$m" '>' 0 >/dev/null || break
+  is_num "$m" || break
   say "  seqdiv2: cap $cap B/s, the rounds' seqread probe measured $m B/s (half the baseline: $half)"
-  # lowered only, to half / 2 at most: a round slowed by the shared disk
-  # must neither lift the cap nor sink it far
-  cap=$(num_calc "$cap * $half / $m" %.0f)
-  num_cmp "$cap" '>' "$half" >/dev/null && cap=$half
-  num_cmp "$cap" '<' "$(num_calc "$half / 2" %.0f)" >/dev/null && cap=$(num_calc "$half / 2" %.0f)
+  if num_cmp "$m" '>' "$half" >/dev/null; then hi=$cap; else lo=$cap; fi
+  cap=$(num_calc "($lo + $hi) / 2" %.0f)
 done
+cap=$lo
 throttle "$cg" "${DEV[$t]}" read_bps "$cap"
 m=$(seq_rate "${DEV[$t]}")
 FAULT[$t]="read MB/s <= $(num_calc "$cap / 1e6" %.1f), calibrated so that a seqread probe measures half its baseline $(num_calc "${SEQ[$t]} / 1e6" %.1f) (measured $(num_calc "$m / 1e6" %.1f))"
