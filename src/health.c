@@ -227,22 +227,24 @@ static int usable(const dp_health_obs_t *o) {
 /* ---- rules --------------------------------------------------------------
  */
 
-/* Remembers a round's S and max u, newest first. */
-static void push(target_t *t, double s, double u) {
-  memmove(t->s_hist + 1, t->s_hist, (HIST_N - 1) * sizeof(double));
-  memmove(t->u_hist + 1, t->u_hist, (HIST_N - 1) * sizeof(double));
-  memmove(t->confirm_hist + 1, t->confirm_hist, (HIST_N - 1) * sizeof(int));
-  t->s_hist[0] = s;
-  t->u_hist[0] = u;
-  t->confirm_hist[0] = t->confirming;
-  if (t->nhist < HIST_N)
-    t->nhist++;
-}
-
 /* Prepends x to a history of cap values, newest first. */
 static void push_n(double *hist, unsigned cap, double x) {
   memmove(hist + 1, hist, (cap - 1) * sizeof(double));
   hist[0] = x;
+}
+
+/* Remembers a round's S and max u, newest first; a full round's S also
+ * in its own history. */
+static void push(target_t *t, double s, double u) {
+  push_n(t->s_hist, HIST_N, s);
+  push_n(t->u_hist, HIST_N, u);
+  if (t->nhist < HIST_N)
+    t->nhist++;
+  if (!t->confirming) {
+    push_n(t->full_hist, HIST_N, s);
+    if (t->nfull < HIST_N)
+      t->nfull++;
+  }
 }
 
 /* The median of the measured values among the newest n of a history; NaN
@@ -563,17 +565,15 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
   t->tail_on =
       hold(t->tail_on, v->tail,
            hist_median(t->tail_hist, t->ntail, RECENT_N, 2), c->tail_warn);
-  /* full rounds only: confirmations of one bad spell are one spell; on at
-   * inter_k of 10, off once the newest 5 full rounds have no such round */
+  /* the last 10 full rounds: confirmations of one bad spell are one spell
+   * (and do not push full rounds out of the window); on at inter_k of
+   * them, off once the newest 5 have no such round */
   v->intermittent = 0;
-  unsigned full = 0, recent_bad = 0;
-  for (unsigned k = 0; k < t->nhist; k++) {
-    if (t->confirm_hist[k])
-      continue;
-    int bad = t->s_hist[k] >= c->warn_fast;
+  unsigned recent_bad = 0;
+  for (unsigned k = 0; k < t->nfull; k++) {
+    int bad = t->full_hist[k] >= c->warn_fast;
     v->intermittent += bad;
-    recent_bad += bad && full < 5;
-    full++;
+    recent_bad += bad && k < 5;
   }
   if (v->intermittent >= c->inter_k)
     t->inter_on = 1;

@@ -97,8 +97,14 @@
  *                 (15) rounds reaches tail_warn (3.5); healthy recorded
  *                 series stay <= 3.22 (a busy shared disk). Off below
  *                 tail_warn / 1.3. Needs arm_rounds of its own baseline
- *                 (kept in the state file as "shape" lines).
- *   intermittent  S >= warn_fast in inter_k (3) of the last 10 rounds:
+ *                 (kept in the state file as "shape" lines). A tail
+ *                 fattened on one probe only is missed on purpose: the
+ *                 second smallest and the first probe's own figure reach
+ *                 5.5 and 31 on healthy recorded series (a busy disk's
+ *                 tail comes and goes per probe), above what p99 x5 gives.
+ *   intermittent  S >= warn_fast in inter_k (3) of the last 10 full
+ *                 rounds (a history of its own: confirmations neither
+ *                 count nor push full rounds out):
  *                 a fault that comes and goes (every 3rd round 10x
  *                 slower); single-round spikes (one in 25) never make 3.
  *   fail          also: any one probe at >= fail (8x) in 3 of 3 rounds.

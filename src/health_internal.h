@@ -39,8 +39,11 @@ typedef struct {
   uint64_t saved_interval_ns; /* as the state file had it (0: none) */
   /* rule state */
   double s_hist[HIST_N], u_hist[HIST_N]; /* newest at [0] */
-  int confirm_hist[HIST_N];              /* 1: a confirmation round's */
-  int confirming;                        /* the round being judged is one */
+  /* S of the full rounds only (no confirmation), newest at [0]: the
+   * intermittent rule's, which confirmations must not crowd out */
+  double full_hist[HIST_N];
+  unsigned nfull;
+  int confirming; /* the round being judged is one */
   unsigned unmeasured_run[DP_HEALTH_PROBES_MAX]; /* skipped rounds in a row */
   unsigned crawl_run; /* rounds in a row at a crawl (ceiling rule) */
   unsigned nhist;

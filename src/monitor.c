@@ -20,6 +20,11 @@ typedef struct {
   int open_failing;
   char cause[160];
   unsigned confirms; /* confirmation rounds asked since the last round */
+  /* a stalled FAILURE said and its OKAY not yet: the OKAY waits for the
+   * stalled I/O to drain (stall_ended, its words) and a clean round */
+  int stall_failed, stall_ended;
+  char stall_probe[DP_NAME_MAX];
+  char stall_msg[256];
 } live_target_t;
 typedef struct {
   pthread_mutex_t lock;
@@ -168,10 +173,60 @@ static dp_monitor_log_kind_t event_log_kind(dp_sched_event_kind_t k) {
   }
 }
 
+/* A stall's notices pair up: its FAILURE once (a disk that stalls every
+ * round is one FAILURE, not one a round), its OKAY not at the drain of the
+ * stalled I/O but at the first clean round after it (stall_cleared). 0:
+ * say nothing now. Offline there are no stalls; without the live state
+ * every event is said. */
+static int stall_notice_due(const dp_monitor_t *m, const dp_sched_event_t *ev,
+                            const char *msg) {
+  if (m->live == NULL || ev->target >= m->ntargets ||
+      (ev->kind != DP_SCHED_STALL_BEGAN && ev->kind != DP_SCHED_STALL_ENDED))
+    return 1;
+  live_target_t *lt = &m->live->t[ev->target];
+  int due = 0;
+  pthread_mutex_lock(&m->live->lock);
+  if (ev->kind == DP_SCHED_STALL_BEGAN) {
+    due = !lt->stall_failed;
+    lt->stall_failed = 1;
+    lt->stall_ended = 0;
+    if (due)
+      snprintf(lt->stall_probe, sizeof(lt->stall_probe), "%s",
+               ev->probe_name ? ev->probe_name : "");
+  } else if (lt->stall_failed) {
+    lt->stall_ended = 1;
+    snprintf(lt->stall_msg, sizeof(lt->stall_msg), "%s", msg);
+  }
+  pthread_mutex_unlock(&m->live->lock);
+  return due;
+}
+
+/* After target i's round: a stall whose I/O drained is OKAY once a round
+ * ran without one. */
+static void stall_cleared(const dp_monitor_t *m, size_t i,
+                          const dp_health_verdict_t *v, uint64_t wall_ns) {
+  if (m->live == NULL || v->rule[DP_RULE_STALL] != DP_HEALTH_OK)
+    return;
+  live_target_t *lt = &m->live->t[i];
+  char msg[320], probe[DP_NAME_MAX];
+  pthread_mutex_lock(&m->live->lock);
+  int due = lt->stall_failed && lt->stall_ended;
+  if (due) {
+    snprintf(msg, sizeof(msg), "%s; the next round ran without a stall",
+             lt->stall_msg);
+    snprintf(probe, sizeof(probe), "%s", lt->stall_probe);
+    lt->stall_failed = lt->stall_ended = 0;
+  }
+  pthread_mutex_unlock(&m->live->lock);
+  if (due)
+    emit_notice(m, DP_MONITOR_OKAY, m->target_names[i], "stalled", probe, msg,
+                wall_ns);
+}
+
 static void event_notice(const dp_monitor_t *m, const dp_sched_event_t *ev) {
   char msg[256];
   int failure = dp_event_notice(ev, m->host, msg, sizeof(msg));
-  if (failure < 0)
+  if (failure < 0 || !stall_notice_due(m, ev, msg))
     return;
   emit_notice(m, failure ? DP_MONITOR_FAILURE : DP_MONITOR_OKAY,
               ev->target_name,
@@ -380,6 +435,7 @@ int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
   if (m->live != NULL)
     m->live->t[i].last_round_ns = mono_now(m);
   publish_verdict(m, i, &v, round, wall_ns, interval_ns, o->confirm);
+  stall_cleared(m, i, &v, wall_ns);
   confirm_if_suspect(m, i, &v, o->confirm);
   if (out)
     *out = v;

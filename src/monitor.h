@@ -36,7 +36,9 @@
  *     rules) keeps no state file, said at start;
  *   - which scheduler events are log lines, which of them a broken target
  *     repeats every round (rate-limited by the front-end), which are
- *     notifications.
+ *     notifications; a stall is one "stalled" FAILURE however many rounds
+ *     stall, and its OKAY comes with the first round after the drain that
+ *     ran without a stall (not at the drain of the stalled I/O).
  *
  * Out, through a sink (dp_monitor_sink_t): values (a collectd value list
  * in all but name, each a series of the metric table, metrics.h),

@@ -444,6 +444,41 @@ static void test_windowed_rules_clear_fast(void **state) {
   dp_health_free(h);
 }
 
+/* The intermittent rule counts full rounds, however many confirmations
+ * the bad ones brought: every third round 10x slower, each confirmed
+ * twice (once still slow, once after the window) as at ProbeInterval 60,
+ * is on by the third bad round and stays on between the windows. */
+static void test_intermittent_counts_full_rounds(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  dp_health_verdict_t v;
+  int on_at = -1, off_after = 0;
+  for (int r = 0; r < 12; r++) {
+    if (r % 3 == 0) {
+      slowed(o, 10, 0);
+      v = feed(h, 0, o);
+      confirm_round(h, 10);
+      v = confirm_round(h, 1);
+    } else {
+      healthy(o, 0);
+      v = feed(h, 0, o);
+    }
+    if (on_at < 0 && v.rule[DP_RULE_INTERMITTENT] == DP_HEALTH_WARNING)
+      on_at = r;
+    if (on_at >= 0 && v.rule[DP_RULE_INTERMITTENT] == DP_HEALTH_OK)
+      off_after = r;
+  }
+  if (on_at < 0 || on_at > 7)
+    fail_msg("intermittent on at full round %d, want by 7 (3 bad in 10)",
+             on_at);
+  if (off_after)
+    fail_msg("intermittent off at round %d between the windows", off_after);
+  assert_int_equal(v.intermittent, 3); /* rounds 3, 6 and 9 of the last 10 */
+  dp_health_free(h);
+}
+
 static void test_state_file(void **state) {
   (void)state;
   char dir[] = "/tmp/dp-test-health.XXXXXX", path[64], cmd[128];
@@ -883,6 +918,7 @@ int main(void) {
       cmocka_unit_test(test_state_keeps_tail_baseline),
       cmocka_unit_test(test_arms_without_a_skipped_probe),
       cmocka_unit_test(test_windowed_rules_clear_fast),
+      cmocka_unit_test(test_intermittent_counts_full_rounds),
       cmocka_unit_test(test_state_file),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),

@@ -36,6 +36,7 @@ static struct {
   struct iocb *q[1024];
   unsigned qn;
   long delay_ns; /* a real wait before completions: a measurable latency */
+  int hold;      /* nothing completes: a stalled disk */
 } fk = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t fake_now = 1000 * DP_NS_PER_S;
@@ -67,7 +68,13 @@ int __wrap_io_submit(io_context_t ctx, long n, struct iocb **cbs) {
 
 int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
                         struct io_event *ev, struct timespec *ts) {
-  (void)ctx, (void)min_nr, (void)ts;
+  (void)ctx, (void)min_nr;
+  if (__atomic_load_n(&fk.hold, __ATOMIC_SEQ_CST)) {
+    long ns =
+        ts && ts->tv_sec == 0 && ts->tv_nsec < 1000000 ? ts->tv_nsec : 1000000;
+    nanosleep(&(struct timespec){0, ns}, NULL);
+    return 0;
+  }
   if (fk.delay_ns > 0)
     nanosleep(&(struct timespec){0, fk.delay_ns}, NULL);
   pthread_mutex_lock(&fk.lock);
@@ -492,6 +499,60 @@ static void test_not_probing_is_failure(void **state) {
   dp_monitor_free(m);
 }
 
+/* The notices of one type, counted. */
+static size_t notices_of(const rec_t *r, const char *type) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->nnotices; k++)
+    n += strcmp(r->notices[k].type, type) == 0;
+  return n;
+}
+
+/* One round of target 0 at the next ProbeInterval (10 s), read. */
+static void live_step_read(dp_monitor_t *m, unsigned k) {
+  __atomic_add_fetch(&fake_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
+  dp_sched_step(dp_monitor_sched(m), 0, 0);
+  dp_monitor_read(m, (uint64_t)(10 * k + 1) * DP_NS_PER_S);
+}
+
+/* A disk that stalls every round is one "stalled" FAILURE, not a FAILURE
+ * and an OKAY a round: the drain of the stalled I/O is no OKAY; the first
+ * round without a stall is. */
+static void test_stall_okay_waits_for_clean_round(void **state) {
+  (void)state;
+  dp_target_conf_t t =
+      live_target("probe", "Timeout", "0.05", "ProbeInterval", "10", NULL);
+  rec_t r;
+  dp_monitor_sink_t sink;
+  dp_monitor_t *m = live_monitor(&t, &r, &sink, NULL);
+  dp_sched_t *s = dp_monitor_sched(m);
+  for (unsigned k = 1; k <= 2; k++) { /* two stalled rounds, each drained */
+    __atomic_store_n(&fk.hold, 1, __ATOMIC_SEQ_CST);
+    live_step_read(m, k);
+    assert_int_equal(r.verdicts[r.nverdicts - 1].rule[DP_RULE_STALL],
+                     DP_HEALTH_FAILURE);
+    __atomic_store_n(&fk.hold, 0, __ATOMIC_SEQ_CST);
+    dp_sched_step(s, 0, DP_NS_PER_S / 10); /* the stalled I/O drains */
+    dp_sched_target_state_t st;
+    dp_sched_target_state(s, 0, &st);
+    assert_false(st.stalled);
+  }
+  assert_int_equal(notices_of(&r, "stalled"), 1);
+  assert_int_equal(r.notices[0].severity, DP_MONITOR_FAILURE);
+  assert_string_equal(r.notices[0].type, "stalled");
+  assert_string_equal(r.notices[0].type_instance, "randread-qd1");
+  live_step_read(m, 3); /* clean */
+  assert_int_equal(r.verdicts[r.nverdicts - 1].rule[DP_RULE_STALL],
+                   DP_HEALTH_OK);
+  assert_int_equal(notices_of(&r, "stalled"), 2);
+  const dp_monitor_notice_t *ok = &r.notices[r.nnotices - 1];
+  assert_int_equal(ok->severity, DP_MONITOR_OKAY);
+  assert_string_equal(ok->type, "stalled");
+  assert_string_equal(ok->type_instance, "randread-qd1");
+  assert_non_null(strstr(ok->message, "the next round ran without a stall"));
+  assert_int_equal(dp_monitor_stop(m), 0);
+  dp_monitor_free(m);
+}
+
 /* A monitor of one target on the probe directory, with the state file in
  * dir: ProbeInterval ivl, default probes. */
 static dp_monitor_t *one_target(rec_t *r, dp_monitor_sink_t *sink,
@@ -592,6 +653,8 @@ int main(void) {
                                       live_teardown),
       cmocka_unit_test_setup_teardown(test_busy_verdict_says_so, live_setup,
                                       live_teardown),
+      cmocka_unit_test_setup_teardown(test_stall_okay_waits_for_clean_round,
+                                      live_setup, live_teardown),
       cmocka_unit_test_setup_teardown(test_live_round, live_setup,
                                       live_teardown),
       cmocka_unit_test_setup_teardown(test_start_says_cost_and_interval_change,

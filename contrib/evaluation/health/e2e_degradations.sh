@@ -24,7 +24,12 @@
 #                sequential probe's / F: every probe at least F x slower
 #   qd32div10/3  read IOPS capped at QD32's IOPS / F (above QD1's rate when
 #                the device allows: said in the table otherwise)
-#   seqdiv2      read bytes/s capped at the sequential probe's / 2
+#   seqdiv2      read bytes/s capped at the sequential probe's / 2, the cap
+#                calibrated (lowered, by at most 2x, by bisection) so that
+#                the sequential probe of `diskprobe watch` rounds in the
+#                same cgroup measures half its baseline or less: the
+#                throttle lets the last probe of a round through above its
+#                cap
 #   (the FUSE files answer every request FUSE_BASE, 1.5 ms, late throughout:
 #   a latency floor well above the Python server's own jitter of
 #   0.02-0.5 ms; the server is serial, so QD32 waits 32 floors: at 4 ms the
@@ -89,6 +94,11 @@ mkdir -p "$d/state" "$d/csv"
 chmod 0700 "$d/state"
 cg=$(make_cgroup) || exit
 say() { echo "[$(date -u +%H:%M:%S)] $*"; }
+# the host disk under the loop devices' backing files and the FUSE files:
+# its iostat view is dispatched too (DeviceStats), to tell contention
+src=$(findmnt -no SOURCE -T "$d" | sed 's/\[.*//')
+hostdisk=$(lsblk -ndo PKNAME "$src" 2>/dev/null | head -1)
+[ -n "$hostdisk" ] || hostdisk=$(lsblk -ndo NAME "$src" 2>/dev/null | head -1)
 
 # ---- load average, sampled through the run ---------------------------------
 (while :; do cut -d' ' -f1 /proc/loadavg >>"$d/loadavg"; sleep 30; done) &
@@ -130,6 +140,7 @@ conf() {
     echo '<Plugin diskprobe>'
     echo "  StateDir \"$d/state\""
     [ -n "$duty" ] && echo "  DutyCycle $duty"
+    [ -n "$hostdisk" ] && echo "  DeviceStats \"$hostdisk\""
     for t in $LOOPS; do
       printf '  <Target "%s">\n    Device "%s"\n    ProbeInterval %s\n  </Target>\n' "$t" "${DEV[$t]}" "$ivl"
     done
@@ -230,9 +241,6 @@ for f in 10 3; do
   FAULT[$t]="read IOPS <= $cap (QD32 $(int_of "${QD32[$t]}") / $f; QD1 $(int_of "${QD1[$t]}"))"
   num_cmp "$cap" '>' "${QD1[$t]}" >/dev/null || NOTE[$t]="cap below QD1's rate: QD1 slowed too"
 done
-t=seqdiv2
-throttle "$cg" "${DEV[$t]}" read_bps "$(int_of "${SEQ[$t]} / 2")"
-FAULT[$t]="read MB/s <= $(num_calc "${SEQ[$t]} / 2e6" %.1f) (seqread $(num_calc "${SEQ[$t]} / 1e6" %.1f) / 2)"
 s=$(num_calc "5 * ${P99[p99x5]}" %.6f)
 ctl p99x5 "base $FUSE_BASE frac 0.03 $s"
 FAULT[p99x5]="3 % of requests +$(num_calc "$s * 1000" %.2f) ms (5 x QD1 p99)"
@@ -251,6 +259,39 @@ ctl timeout2.5 "delay 2.5"
 FAULT[timeout2.5]="every request +2.5 s, Timeout 2"
 ctl iops1 "delay 1"
 FAULT[iops1]="every request +1 s"
+# seqdiv2: a read-bytes/s throttle is an average over its slice, which
+# starts with the round's first probe: the sequential probe, last in the
+# round, spends the credit the slower random probes left and ran at ~1.5x
+# its cap (measured with `diskprobe watch` on a loop device; 1.0-1.1x for a
+# lone seqread probe). So the cap is calibrated on rounds of the default
+# probe set in the same cgroup until their sequential probe measures half
+# its baseline -- what a disk with half the bandwidth gives it.
+seq_rate() { # seq_rate DEV: the median seqread bytes/s of 3 rounds in $cg
+  in_cgroup "$cg" "$top_builddir/src/cli/diskprobe" watch --count 3 --interval 2 \
+    --duty-cycle 100 --format json "$1" 2>/dev/null |
+    $PY -c 'import json, statistics, sys
+v = [j["bytes_per_second"] for j in map(json.loads, sys.stdin) if j.get("probe") == "seqread"]
+print(statistics.median(v) if v else "nan")'
+}
+t=seqdiv2
+t_seq=$(date +%s) # its own start: after the other faults
+half=$(num_calc "${SEQ[$t]} / 2" %.0f)
+# bisection between half / 2 and half (the measured rate is noisy, and not
+# proportional to the cap): the highest cap known to hold the probe to
+# half or less is kept
+lo=$(num_calc "$half / 2" %.0f) hi=$half cap=$half
+for k in 1 2 3 4; do
+  throttle "$cg" "${DEV[$t]}" read_bps "$cap"
+  m=$(seq_rate "${DEV[$t]}")
+  is_num "$m" || break
+  say "  seqdiv2: cap $cap B/s, the rounds' seqread probe measured $m B/s (half the baseline: $half)"
+  if num_cmp "$m" '>' "$half" >/dev/null; then hi=$cap; else lo=$cap; fi
+  cap=$(num_calc "($lo + $hi) / 2" %.0f)
+done
+cap=$lo
+throttle "$cg" "${DEV[$t]}" read_bps "$cap"
+m=$(seq_rate "${DEV[$t]}")
+FAULT[$t]="read MB/s <= $(num_calc "$cap / 1e6" %.1f), calibrated so that a seqread probe measures half its baseline $(num_calc "${SEQ[$t]} / 1e6" %.1f) (measured $(num_calc "$m / 1e6" %.1f))"
 FAULT[control]="none"
 say "faults on at $t_fault (intermittent's first slow window at $w0)"
 sleep $((FAULT_ROUNDS * IVL))
@@ -274,14 +315,15 @@ collectd_stop >/dev/null
   for t in $LOOPS $FUSES; do
     st=$t_fault
     [ "$t" = intermittent ] && st=$w0
+    [ "$t" = seqdiv2 ] && st=$t_seq
     printf '%s\t%s\t%s\t%s\n' "$t" "$st" "${FAULT[$t]}" "${NOTE[$t]:-}"
   done
 } >"$d/scenarios.tsv"
 loadavg=$(awk '{ s += $1; if (NR == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 } END { printf "%.2f (min %.2f, max %.2f, %d samples)", s / NR, lo, hi, NR }' "$d/loadavg")
 disk=$(lsblk -ndo NAME,SIZE,ROTA "$(findmnt -no SOURCE -T "$d" | sed 's/\[.*//')" 2>/dev/null | awk '{ print $1 " (" $2 ", rotational " $3 ")"; exit }')
-$PY - "$log" "$csv" "$d/scenarios.tsv" "$t_start" "$t_recover" "$t_end" "$IVL" >"$d/table.md" <<'PY'
+$PY - "$log" "$csv" "$d/scenarios.tsv" "$t_start" "$t_recover" "$t_end" "$IVL" "${hostdisk:-}" >"$d/table.md" <<'PY'
 import csv, glob, re, sys, time
-logf, csvd, scen, t_start, t_recover, t_end, ivl = sys.argv[1:8]
+logf, csvd, scen, t_start, t_recover, t_end, ivl, hostdisk = sys.argv[1:9]
 t_start, t_recover, t_end, ivl = float(t_start), float(t_recover), float(t_end), float(ivl)
 ORDER = {"OKAY": 0, "WARNING": 1, "FAILURE": 2}
 notes = []  # (time, target, severity, type, type_instance, message)
@@ -343,6 +385,53 @@ for row in csv.reader(open(scen), delimiter="\t"):
     if other:
         extra.append(f"{other} other notifications during the fault ({', '.join(sorted({n[3] for n in mine if n[3] != 'health'}))})")
     print(f"| {name} | {fault} | {first} | {sev} | {rule} | {worst} | {okay} | {'; '.join(extra)} |")
+print()
+print("The probes' figures during the fault (medians over its rounds): IOPS loss = the")
+print("baseline's IOPS / the round's; tail = (p99/p50) / its median over the healthy phase-2")
+print("rounds; the capacity rule's figure is a deeper probe's loss / max(1, the first's):")
+print()
+def series(target, name):
+    rows = []
+    for f in sorted(glob.glob(f"{csvd}/diskprobe-{target}/{name}-[0-9]*")):
+        rows += [{k: float(v) for k, v in r.items()} for r in csv.DictReader(open(f))]
+    return rows
+def med(v):
+    v = sorted(x for x in v if x == x)
+    return v[len(v) // 2] if v else float("nan")
+PROBES = ("randread-qd1", "randread-qd32", "seqread")
+for row in csv.reader(open(scen), delimiter="\t"):
+    name, t0 = row[0], float(row[1])
+    if name not in ("control", "seqdiv2", "p99x5", "qd32div3"):
+        continue
+    words = []
+    for p in PROBES:
+        ops = series(name, f"operations_per_second-{p}")
+        base = series(name, f"probe_baseline-{p}")
+        lat = series(name, f"probe_latency-{p}")
+        def at(rows, t, k):
+            prev = [r for r in rows if r["epoch"] <= t + 0.5]
+            return prev[-1][k] if prev else float("nan")
+        loss = [at(base, r["epoch"], "iops") / r["value"] for r in ops
+                if t0 <= r["epoch"] < t_recover and r["value"] > 0]
+        shape = lambda a, b: [r["p99"] / r["p50"] for r in lat if a <= r["epoch"] < b and r["p50"] > 0]
+        healthy = med(shape(t_start, t0))
+        tail = med(shape(t0, t_recover)) / healthy if healthy == healthy else float("nan")
+        before = [at(base, r["epoch"], "iops") / r["value"] for r in ops
+                  if t_start <= r["epoch"] < t0 and r["value"] > 0]
+        words.append(f"{p} IOPS loss {med(loss):.2f} (healthy phase 2: {med(before):.2f}), tail {tail:.2f}")
+    print(f"- {name}: " + "; ".join(words))
+util = series(f"dev-{hostdisk}", "percent-utilization") if hostdisk else []
+if util:
+    def u(a, b):
+        v = [r["value"] for r in util if a <= r["epoch"] < b]
+        return f"median {med(v):.0f} %, max {max(v):.0f} %" if v else "no reads"
+    tf = min(float(r[1]) for r in csv.reader(open(scen), delimiter="\t"))
+    print(f"- the host disk {hostdisk}'s utilisation (iostat %util): healthy phase 2 {u(t_start, tf)}; "
+          f"during the faults {u(tf, t_recover)}; after {u(t_recover, t_end)}")
+    for n in notes:
+        if n[1] == "control" and n[2] in ("WARNING", "FAILURE"):
+            print(f"- the 10 minutes before control's {n[2]} ({n[4]}): the host disk {u(n[0] - 600, n[0])}")
+            break
 print()
 print("The first notification's message per scenario:")
 print()
