@@ -102,6 +102,9 @@ typedef struct {
   size_t nvalues;
   dp_monitor_notice_t notices[16];
   char messages[16][1024];
+  /* the notice's strings, copied: they live only during the callback */
+  char type_instances[16][DP_NAME_MAX], types[16][64],
+      instances[16][DP_NAME_MAX];
   size_t nnotices;
   dp_health_verdict_t verdicts[64];
   size_t nverdicts;
@@ -125,9 +128,17 @@ static void rec_notice(const dp_monitor_notice_t *n, void *arg) {
   rec_t *r = arg;
   if (r->nnotices == 16)
     return;
-  snprintf(r->messages[r->nnotices], 1024, "%s", n->message);
-  r->notices[r->nnotices] = *n;
-  r->notices[r->nnotices].message = r->messages[r->nnotices];
+  size_t k = r->nnotices;
+  snprintf(r->messages[k], 1024, "%s", n->message);
+  snprintf(r->type_instances[k], DP_NAME_MAX, "%s",
+           n->type_instance ? n->type_instance : "");
+  snprintf(r->types[k], sizeof(r->types[k]), "%s", n->type ? n->type : "");
+  snprintf(r->instances[k], DP_NAME_MAX, "%s", n->instance ? n->instance : "");
+  r->notices[k] = *n;
+  r->notices[k].message = r->messages[k];
+  r->notices[k].type_instance = r->type_instances[k];
+  r->notices[k].type = r->types[k];
+  r->notices[k].instance = r->instances[k];
   r->nnotices++;
 }
 
