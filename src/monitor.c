@@ -25,6 +25,9 @@ typedef struct {
   int stall_failed, stall_ended;
   char stall_probe[DP_NAME_MAX];
   char stall_msg[256];
+  /* the read thread's only (no lock): the time of the target's last
+   * verdict values, and of each probe's last values (not_before) */
+  uint64_t verdict_ns, sample_ns[DP_PROBES_MAX];
 } live_target_t;
 typedef struct {
   pthread_mutex_t lock;
@@ -58,10 +61,8 @@ struct dp_monitor {
   void *clock_arg;
   /* the wall clock of the read in progress, for the peers' callbacks */
   uint64_t read_wall_ns;
-  live_t *live;         /* is each target probing? NULL offline */
-  uint64_t started_ns;  /* dp_monitor_start, monitor clock */
-  uint64_t *verdict_ns; /* per target: the time of its last verdict values */
-  uint64_t *sample_ns;  /* per target and probe: of its last probe values */
+  live_t *live;        /* is each target probing? NULL offline */
+  uint64_t started_ns; /* dp_monitor_start, monitor clock */
   /* the device view's disks as met: identity and class (disk_info) */
   struct disk_ident *idents;
   size_t nidents, cap_idents;
@@ -356,7 +357,8 @@ static void publish_verdict(dp_monitor_t *m, size_t i,
                             uint64_t wall_ns, uint64_t interval_ns,
                             int confirm) {
   const dp_health_verdict_t v = *vp;
-  uint64_t vt = m->live ? not_before(&m->verdict_ns[i], wall_ns) : wall_ns;
+  uint64_t vt =
+      m->live ? not_before(&m->live->t[i].verdict_ns, wall_ns) : wall_ns;
   emit_verdict_values(m, i, &v, vt, interval_ns);
   char words[800], device[64];
   dp_health_describe(m->health, i, &v, words, sizeof(words));
@@ -735,9 +737,8 @@ size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
     uint64_t age = mono_ns > s->done_ns ? mono_ns - s->done_ns : 0;
     uint64_t tm = wall_ns > age ? wall_ns - age : 0;
     if (!s->confirm) /* a confirmation is the verdict's, not a series' */
-      emit_sample(
-          m, s,
-          not_before(&m->sample_ns[s->target * DP_PROBES_MAX + s->probe], tm));
+      emit_sample(m, s,
+                  not_before(&m->live->t[s->target].sample_ns[s->probe], tm));
     if (m->sink.sample) {
       dp_sched_target_state_t st;
       dp_sched_target_state(m->sched, s->target, &st);
@@ -921,15 +922,9 @@ static int monitor_alloc(dp_monitor_t **out, const dp_monitor_sink_t *sink,
                          const char *host, size_t n) {
   dp_monitor_t *m = calloc(1, sizeof(*m));
   if (m == NULL || (m->target_names = calloc(n, DP_NAME_MAX)) == NULL ||
-      (m->targets = calloc(n, sizeof(*m->targets))) == NULL ||
-      (m->verdict_ns = calloc(n, sizeof(*m->verdict_ns))) == NULL ||
-      (m->sample_ns = calloc(n * DP_PROBES_MAX, sizeof(*m->sample_ns))) ==
-          NULL) {
-    if (m) {
+      (m->targets = calloc(n, sizeof(*m->targets))) == NULL) {
+    if (m)
       free(m->target_names);
-      free(m->targets);
-      free(m->verdict_ns);
-    }
     free(m);
     return -ENOMEM;
   }
@@ -1236,8 +1231,6 @@ void dp_monitor_free(dp_monitor_t *m) {
     pthread_mutex_destroy(&m->live->lock);
   free(m->live);
   free(m->idents);
-  free(m->verdict_ns);
-  free(m->sample_ns);
   free(m->targets);
   free(m->target_names);
   free(m);

@@ -731,19 +731,27 @@ static void sample_add(dp_sched_t *s, target_t *t, size_t i,
   }
 }
 
+/* Worker w is stalled on target t's probe i, whose I/O was found late at
+ * seen_ns (it was issued at least a Timeout before): no new probe on the
+ * disk until the stall poll clears it. quiet: held back, not reported. */
+static void fence(dp_sched_t *s, worker_t *w, const target_t *t, size_t i,
+                  uint64_t seen_ns, int quiet) {
+  pthread_mutex_lock(&s->lock);
+  w->stalled = 1;
+  w->stall_since_ns = seen_ns - t->conf.timeout_ns;
+  w->stalled_target = t->index;
+  w->stalled_probe = i;
+  w->stall_polls = 0;
+  w->stall_quiet = quiet;
+  pthread_mutex_unlock(&s->lock);
+}
+
 /* Probe i stalled: the worker is fenced until its I/O drains. Said at
  * once, or (after a Timeout found too short) held back with the round
  * until the first poll tells a brief stall from a hung disk. */
 static round_step_t stall_began(dp_sched_t *s, worker_t *w, target_t *t,
                                 size_t i, const dp_result_t *r, round_t *rd) {
-  pthread_mutex_lock(&s->lock);
-  w->stalled = 1;
-  w->stall_since_ns = rd->smp[rd->n - 1].done_ns - t->conf.timeout_ns;
-  w->stalled_target = t->index;
-  w->stalled_probe = i;
-  w->stall_polls = 0;
-  w->stall_quiet = t->timeout_short;
-  pthread_mutex_unlock(&s->lock);
+  fence(s, w, t, i, rd->smp[rd->n - 1].done_ns, t->timeout_short);
   if (t->timeout_short) { /* the first poll says whether it is one */
     pace(s, t, rd->busy_ns, rd->ran_ns);
     memcpy(t->held, rd->smp, rd->n * sizeof(rd->smp[0]));
@@ -780,14 +788,7 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
  * disk holds that read, a stall like a probe's (the worker is fenced and
  * polls the prober until the answer comes). */
 static void check_stalled(dp_sched_t *s, worker_t *w, target_t *t) {
-  pthread_mutex_lock(&s->lock);
-  w->stalled = 1;
-  w->stall_since_ns = now_ns(s) - t->conf.timeout_ns;
-  w->stalled_target = t->index;
-  w->stalled_probe = 0;
-  w->stall_polls = 0;
-  w->stall_quiet = 0;
-  pthread_mutex_unlock(&s->lock);
+  fence(s, w, t, 0, now_ns(s), 0);
   dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
   ev.probe_name = t->probes[0].conf.name;
   ev.outstanding = dp_prober_outstanding(t->prober);
