@@ -53,6 +53,8 @@ void dp_health_conf_init(dp_health_conf_t *c) {
   c->cap_n = 7;
   c->tail_warn = 3.5;
   c->tail_n = TAIL_N;
+  c->tail_probe_warn = 3.5;
+  c->tail_probe_k = 12;
   c->inter_k = 3;
 }
 
@@ -70,6 +72,8 @@ int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
       !(c->burst_scale >= 1) || !(c->cap_warn > 1) || !(c->cap_warn_seq > 1) ||
       !(c->cap_fail >= c->cap_warn) || c->cap_n < 3 || c->cap_n > HIST_N ||
       !(c->tail_warn > 1) || c->tail_n < 3 || c->tail_n > TAIL_N ||
+      !(c->tail_probe_warn > 1) || c->tail_probe_k == 0 ||
+      c->tail_probe_k > c->tail_n ||
       c->inter_k < 2 || c->inter_k > HIST_N)
     return -EINVAL;
   dp_health_t *h = calloc(1, sizeof(*h));
@@ -133,8 +137,12 @@ int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
     for (size_t j = 0; j < HIST_N; j++)
       t->craw_hist[k][j] = t->ps_hist[k][j] = NAN;
-  for (size_t j = 0; j < TAIL_N; j++)
+  for (size_t j = 0; j < TAIL_N; j++) {
     t->tail_hist[j] = NAN;
+    for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
+      t->ptail_hist[k][j] = NAN;
+  }
+  memset(t->nptail, 0, sizeof(t->nptail));
   t->set = 1;
   return 0;
 }
@@ -247,24 +255,43 @@ static void push(target_t *t, double s, double u) {
   }
 }
 
-/* The median of the measured values among the newest n of a history; NaN
- * when fewer than `need` are measured. */
-static double hist_median(const double *x, unsigned have, unsigned n,
-                          unsigned need) {
-  double v[TAIL_N > HIST_N ? TAIL_N : HIST_N];
+/* The measured values among the newest n of a history into v (room for
+ * TAIL_N or HIST_N), sorted ascending; how many. */
+static unsigned measured_sorted(const double *x, unsigned have, unsigned n,
+                                double *v) {
   unsigned m = 0;
   for (unsigned i = 0; i < n && i < have; i++)
     if (x[i] == x[i])
       v[m++] = x[i];
-  if (m < need || m == 0)
-    return NAN;
   for (unsigned a = 1; a < m; a++) /* insertion sort: 15 at most */
     for (unsigned b = a; b > 0 && v[b - 1] > v[b]; b--) {
       double y = v[b];
       v[b] = v[b - 1];
       v[b - 1] = y;
     }
+  return m;
+}
+
+#define WINDOW_MAX (TAIL_N > HIST_N ? TAIL_N : HIST_N)
+
+/* The median of the measured values among the newest n of a history; NaN
+ * when fewer than `need` are measured. */
+static double hist_median(const double *x, unsigned have, unsigned n,
+                          unsigned need) {
+  double v[WINDOW_MAX];
+  unsigned m = measured_sorted(x, have, n, v);
+  if (m < need || m == 0)
+    return NAN;
   return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+/* The k-th largest of the measured values among the newest n of a
+ * history (k >= 1); NaN when fewer than k are measured. */
+static double kth_largest(const double *x, unsigned have, unsigned n,
+                          unsigned k) {
+  double v[WINDOW_MAX];
+  unsigned m = measured_sorted(x, have, n, v);
+  return k == 0 || m < k ? NAN : v[m - k];
 }
 
 /* How many of the newest n entries are >= m (NaN never is). */
@@ -382,6 +409,7 @@ typedef struct {
   double b[DP_HEALTH_PROBES_MAX];    /* bursty: min(mean, 1/IOPS) ratios */
   double c[DP_HEALTH_PROBES_MAX];    /* capacity loss: base IOPS / IOPS */
   double tail[DP_HEALTH_PROBES_MAX]; /* (p99 / p50) / its baseline */
+  double ptail[DP_HEALTH_PROBES_MAX]; /* the same, of rounds of enough I/O */
   int stalled, errors, nospace;      /* any probe of the round */
 } round_ratios_t;
 
@@ -392,7 +420,7 @@ static void round_start(const target_t *t, dp_health_verdict_t *v) {
   v->why_detail = "";
   v->peer_ratio = NAN;
   v->ceiling_s = t->ceiling_s;
-  v->tail = NAN;
+  v->tail = v->tail_probe = NAN;
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
     v->capacity[k] = v->capacity_raw[k] = NAN;
 }
@@ -429,7 +457,7 @@ static void round_ratios(const dp_health_t *h, const target_t *t,
     r->nospace |= o->nospace > 0;
     v->p50_s[k] = o->p50_s;
     v->iops[k] = o->iops;
-    r->u[k] = r->b[k] = r->c[k] = r->tail[k] = NAN;
+    r->u[k] = r->b[k] = r->c[k] = r->tail[k] = r->ptail[k] = NAN;
     if (usable(o) && v->base_p50_s[k] > 0) {
       r->u[k] = o->p50_s / v->base_p50_s[k];
       double bm = o->mean_s / v->base_mean_s[k];
@@ -440,6 +468,8 @@ static void round_ratios(const dp_health_t *h, const target_t *t,
       if (o->p99_s > 0 && isfinite(o->p99_s) && shape > 0 &&
           p->shape.n >= h->c.arm_rounds)
         r->tail[k] = o->p99_s / o->p50_s / shape;
+      if (o->ops == 0 || o->ops >= DP_HEALTH_TAIL_MIN_OPS)
+        r->ptail[k] = r->tail[k];
     } else if (o->stalled || (o->iops == 0 && v->base_iops[k] > 0)) {
       /* nothing completed: slower than all */
       r->u[k] = r->b[k] = r->c[k] = INFINITY;
@@ -487,10 +517,12 @@ static void round_slowdown(const dp_health_t *h, target_t *t,
 
 /* On at `on` or above, off below on / 1.3; a NaN (not measured) keeps the
  * state. `recent` (the same statistic over the newest few rounds; NaN: not
- * known) below on / 1.3 also turns it off: a windowed rule clears within a
- * few rounds of the recovery, not once the whole window has turned over. */
+ * known) below on / 1.3 turns it off and keeps it off: a windowed rule
+ * clears within a few rounds of the recovery, not once the whole window
+ * has turned over, and a window still full of a fault that has ended
+ * does not fire it during the recovery. */
 static int hold(int was, double x, double recent, double on) {
-  if (was && recent == recent && recent < on / 1.3)
+  if (recent == recent && recent < on / 1.3)
     return 0;
   if (!(x == x))
     return was;
@@ -558,6 +590,12 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
   if (!t->confirming) {
     push_n(t->tail_hist, TAIL_N,
            measured >= (t->nprobes > 1 ? 2u : 1u) ? tail : NAN);
+    for (size_t k = 0; k < t->nprobes; k++)
+      if (r->ptail[k] == r->ptail[k]) {
+        push_n(t->ptail_hist[k], TAIL_N, r->ptail[k]);
+        if (t->nptail[k] < TAIL_N)
+          t->nptail[k]++;
+      }
     if (t->ntail < TAIL_N)
       t->ntail++;
   }
@@ -565,17 +603,34 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
   t->tail_on =
       hold(t->tail_on, v->tail,
            hist_median(t->tail_hist, t->ntail, RECENT_N, 2), c->tail_warn);
+  /* one probe's tail: the probe whose tail_probe_k-th largest of its last
+   * tail_n judged ratios is the largest; it falls below the level / 1.3 once
+   * tail_n - tail_probe_k + 1 (4) rounds are, so no recent figure is
+   * needed to clear it fast */
+  for (size_t k = 0; k < t->nprobes; k++) {
+    double x = kth_largest(t->ptail_hist[k], t->nptail[k], c->tail_n,
+                           c->tail_probe_k);
+    if (x == x && (x > v->tail_probe || !(v->tail_probe == v->tail_probe))) {
+      v->tail_probe = x;
+      v->tail_which = k;
+    }
+  }
+  t->ptail_on =
+      hold(t->ptail_on, v->tail_probe, NAN, c->tail_probe_warn);
   /* the last 10 full rounds: confirmations of one bad spell are one spell
    * (and do not push full rounds out of the window); on at inter_k of
    * them, off once the newest 5 have no such round */
   v->intermittent = 0;
-  unsigned recent_bad = 0;
+  unsigned recent_bad = 0, spells = 0;
   for (unsigned k = 0; k < t->nfull; k++) {
     int bad = t->full_hist[k] >= c->warn_fast;
     v->intermittent += bad;
     recent_bad += bad && k < 5;
+    spells += bad && (k == 0 || !(t->full_hist[k - 1] >= c->warn_fast));
   }
-  if (v->intermittent >= c->inter_k)
+  /* in two spells at least: one sustained fault that ended is not one
+   * that comes and goes */
+  if (v->intermittent >= c->inter_k && spells >= 2)
     t->inter_on = 1;
   else if (recent_bad == 0)
     t->inter_on = 0;
@@ -595,7 +650,11 @@ static dp_health_level_t round_baseline(const dp_health_t *h, target_t *t,
     return DP_HEALTH_OK;
   round_slowdown(h, t, r, v);
   round_probe_rules(h, t, r, v);
-  return baseline_rule(h, t, detail);
+  dp_health_level_t l = baseline_rule(h, t, detail);
+  /* recovering: confirmation rounds end the hold within about an interval */
+  if (strcmp(*detail, "held") == 0 && v->slowdown < h->c.clear)
+    v->suspect = 1;
+  return l;
 }
 
 /* The ceiling rule: the first probe's p50 against the class's. */
@@ -652,7 +711,8 @@ static void round_verdict(target_t *t, dp_health_level_t base,
   v->rule[DP_RULE_CAPACITY] = t->cap_fail_on ? DP_HEALTH_FAILURE
                               : t->cap_on    ? DP_HEALTH_WARNING
                                              : DP_HEALTH_OK;
-  v->rule[DP_RULE_TAIL] = t->tail_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
+  v->rule[DP_RULE_TAIL] =
+      t->tail_on || t->ptail_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->rule[DP_RULE_INTERMITTENT] =
       v->armed && t->inter_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
   v->rule[DP_RULE_PROBING] = DP_HEALTH_OK; /* a round came: it probes */
@@ -682,7 +742,8 @@ static void round_learn(const dp_health_t *h, target_t *t,
   unsigned cap = c->horizon_rounds;
   if (t->confirming || v->rule[DP_RULE_BASELINE] != DP_HEALTH_OK ||
       r->stalled || r->errors || r->nospace || t->cap_on || t->cap_fail_on ||
-      t->tail_on || v->rule[DP_RULE_INTERMITTENT] != DP_HEALTH_OK)
+      t->tail_on || t->ptail_on ||
+      v->rule[DP_RULE_INTERMITTENT] != DP_HEALTH_OK)
     return;
   if (v->armed) { /* a round that looks degraded is not learned either */
     if (v->slowdown >= c->warn_slow || r->u[0] >= c->warn_slow ||
@@ -699,7 +760,10 @@ static void round_learn(const dp_health_t *h, target_t *t,
       dp_health_ring_add(&p->st[ST_P50], cap, (float)obs[k].p50_s);
       dp_health_ring_add(&p->st[ST_MEAN], cap, (float)obs[k].mean_s);
       dp_health_ring_add(&p->st[ST_IOPS], cap, (float)obs[k].iops);
-      if (obs[k].p99_s > 0 && isfinite(obs[k].p99_s))
+      /* a tail that looks fattened is not learned either (the one-probe
+       * tail rule needs tail_probe_k rounds to fire) */
+      if (obs[k].p99_s > 0 && isfinite(obs[k].p99_s) &&
+          !(r->tail[k] >= c->tail_probe_warn))
         dp_health_ring_add(&p->shape, cap,
                            (float)(obs[k].p99_s / obs[k].p50_s));
     }
@@ -728,7 +792,7 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
 
 static void pending_reset(target_t *t) {
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
-    t->pending[k] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+    t->pending[k] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0, 0};
   t->pending_any = 0;
 }
 
@@ -901,6 +965,17 @@ static void describe_what(const dp_health_t *h, const target_t *t,
     return;
   }
   case DP_RULE_TAIL:
+    if (!t->tail_on && v->tail_probe == v->tail_probe) {
+      snprintf(buf, len,
+               "%s by tail: probe %s p99 at %.2fx its usual distance from "
+               "p50 in %u of the last %u rounds (threshold %gx, rounds of "
+               "%d I/Os or more): slow outliers (retries, pauses) in this "
+               "probe's I/O with p50 unchanged",
+               lvl, t->probes[v->tail_which].name, v->tail_probe,
+               c->tail_probe_k, c->tail_n, c->tail_probe_warn,
+               DP_HEALTH_TAIL_MIN_OPS);
+      return;
+    }
     snprintf(buf, len,
              "%s by tail: p99 at %.2fx its usual distance from p50 on every "
              "probe (median of %u rounds, threshold %gx): slow outliers "

@@ -91,22 +91,33 @@
  *                 the level / 1.3.
  *   tail          the p99 / p50 of each probe against its learned median
  *                 (a fattened tail with p50 unchanged: retries on weak
- *                 sectors, GC pauses): the round's figure is the smallest
- *                 over its probes (the whole disk's tail, not one probe's
- *                 outlier); WARNING when its median over the last tail_n
- *                 (15) rounds reaches tail_warn (3.5); healthy recorded
- *                 series stay <= 3.22 (a busy shared disk). Off below
- *                 tail_warn / 1.3. Needs arm_rounds of its own baseline
- *                 (kept in the state file as "shape" lines). A tail
- *                 fattened on one probe only is missed on purpose: the
- *                 second smallest and the first probe's own figure reach
- *                 5.5 and 31 on healthy recorded series (a busy disk's
- *                 tail comes and goes per probe), above what p99 x5 gives.
+ *                 sectors, GC pauses). Two figures:
+ *                 - the whole disk's: the smallest over the probes, its
+ *                   median over the last tail_n (15) rounds at tail_warn
+ *                   (3.5); healthy recorded series stay <= 3.22 (a busy
+ *                   shared disk). Off below tail_warn / 1.3.
+ *                 - one probe's own: at >= tail_probe_warn (3.5) in
+ *                   tail_probe_k (12) of the last tail_n full rounds it
+ *                   judged: rounds of DP_HEALTH_TAIL_MIN_OPS (200) I/Os
+ *                   or more (obs.ops; 0: not known). With fewer, the
+ *                   p99 is the round's one or two slowest I/Os and one
+ *                   hiccup of a loaded host makes it: the hdd-like
+ *                   series' QD1 (94 reads a round, p99 = max) reaches 31x
+ *                   for minutes, 1.44 without those rounds. Recorded
+ *                   healthy series: at most 2.24 (12 of 15); a round at
+ *                   >= 3.5 in at most 4.1 % of rounds, so C(15,12) p^12
+ *                   ~ 1e-14 on independent rounds (rule_noise.py). p99 x5
+ *                   on one probe gives >= 3.86. Off below the level / 1.3
+ *                   (4 rounds of 15 below it).
+ *                 Needs arm_rounds of its own baseline (kept in the state
+ *                 file as "shape" lines).
  *   intermittent  S >= warn_fast in inter_k (3) of the last 10 full
- *                 rounds (a history of its own: confirmations neither
- *                 count nor push full rounds out):
- *                 a fault that comes and goes (every 3rd round 10x
- *                 slower); single-round spikes (one in 25) never make 3.
+ *                 rounds, in at least two spells (a good round between:
+ *                 a fault that comes and goes, every 3rd round 10x
+ *                 slower; one sustained fault that ended is not); a
+ *                 history of its own: confirmations neither count nor
+ *                 push full rounds out. Single-round spikes (one in 25)
+ *                 never make 3.
  *   fail          also: any one probe at >= fail (8x) in 3 of 3 rounds.
  *
  * Learning: a round is learned only when it looks normal -- no rule on,
@@ -116,12 +127,19 @@
  *   is never absorbed).
  *
  * Confirmation rounds: a round fed with obs[0].confirm set is the first
- *   probe alone, run soon after a round that was `suspect` (S >= warn, or
- *   a crawl). It counts in the latency rules' k of n (warn-fast, warn,
+ *   probe alone, run soon after a round that was `suspect` (S >= warn, a
+ *   crawl, or a recovery: the baseline rule held at WARNING while S is
+ *   below clear, so the clear_rounds that end it take about one interval
+ *   too, not clear_rounds intervals). It counts in the latency rules' k of n (warn-fast, warn,
  *   warn-slow, fail) and the ceiling rule, so a 10x step warns at the
  *   first confirmation instead of an interval later; it is never learned,
  *   never counts in the intermittent rule (one bad spell confirmed twice
  *   is one spell) and leaves the capacity and tail rules as they were.
+ *
+ * Windowed rules (capacity, tail) turn on only while their newest rounds
+ *   agree (the median of the newest 3 at the level / 1.3 or more): a
+ *   window still full of a fault that has ended neither holds a rule nor
+ *   fires one during the recovery.
  *
  * Crawl (armed or not): the first probe's p50 at min(1 s, 100x the
  *   ceiling) in 2 rounds in a row (a confirmation counts) is a FAILURE by
@@ -164,6 +182,8 @@
 #include <stdint.h>
 
 #define DP_HEALTH_PROBES_MAX 16
+/* The fewest I/Os of a round whose p99 the one-probe tail rule judges. */
+#define DP_HEALTH_TAIL_MIN_OPS 200
 #define DP_HEALTH_HORIZON_MAX 2880 /* rounds kept per statistic */
 
 typedef enum {
@@ -206,6 +226,8 @@ typedef struct {
   unsigned cap_n;                                     /* 7 rounds, <= 10 */
   double tail_warn;                                   /* 3.5 */
   unsigned tail_n;                                    /* 15 rounds, <= 15 */
+  double tail_probe_warn;                             /* 3.5 */
+  unsigned tail_probe_k;                              /* 12 of tail_n */
   unsigned inter_k; /* 3 of 10 rounds at >= warn_fast */
 } dp_health_conf_t;
 void dp_health_conf_init(dp_health_conf_t *c);
@@ -218,6 +240,8 @@ typedef struct {
   uint64_t nospace; /* writes refused for want of space (ENOSPC, EDQUOT) */
   double p99_s;     /* NaN or 0: the tail rule does not judge the probe */
   int confirm;      /* (first probe) a confirmation round: see below */
+  uint64_t ops;     /* I/Os completed; 0: not known (the one-probe tail
+                       rule judges rounds of DP_HEALTH_TAIL_MIN_OPS) */
 } dp_health_obs_t;
 
 /* A target's verdict after a round. */
@@ -243,9 +267,14 @@ typedef struct {
   double capacity_raw[DP_HEALTH_PROBES_MAX]; /* median capacity loss */
   size_t capacity_probe;                     /* the probe it judged worst */
   double tail;             /* median of the round's tail ratio */
+  double tail_probe;       /* the one-probe figure: the largest over the
+                              probes of the tail_probe_k-th largest of its
+                              last tail_n ratios; NaN when none judged */
+  size_t tail_which;       /* the probe it is (when tail_probe is a number) */
   unsigned intermittent;   /* rounds of the last 10 at >= warn_fast */
   const char *not_probing; /* dp_health_not_probing's cause, else NULL */
-  int suspect;             /* this round's S reached warn, or a crawl: worth a
+  int suspect;             /* this round's S reached warn, a crawl, or a
+                              recovery (see "Confirmation rounds"): worth a
                               confirmation round (scheduler.h, dp_sched_confirm) */
 } dp_health_verdict_t;
 

@@ -58,8 +58,10 @@ typedef struct {
   double ps_hist[DP_HEALTH_PROBES_MAX][HIST_N];   /* probe slowdown */
   unsigned nprobe_hist;
   double tail_hist[TAIL_N];
+  double ptail_hist[DP_HEALTH_PROBES_MAX][TAIL_N]; /* one probe's tail, */
+  unsigned nptail[DP_HEALTH_PROBES_MAX]; /* of the rounds it judged only */
   unsigned ntail;
-  int cap_on, cap_fail_on, tail_on, inter_on;
+  int cap_on, cap_fail_on, tail_on, ptail_on, inter_on;
   int probing_fail; /* dp_health_not_probing until the next round */
   char probing_why[128];
   dp_health_level_t level;

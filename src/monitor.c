@@ -274,6 +274,7 @@ dp_monitor_obs_t dp_monitor_obs(size_t probe, uint64_t ops, int stalled,
    * (a disk too slow for it): not measured, rather than infinitely slow */
   dp_monitor_obs_t o = {.probe = probe,
                         .p99_s = NAN,
+                        .ops = ops,
                         .p50_s = p50_s,
                         .mean_s = mean_s,
                         .iops = ops > 0 || stalled || errors > 0 ? iops : NAN,
@@ -429,9 +430,15 @@ int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
   dp_health_verdict_t v;
   if (i >= m->ntargets ||
       !dp_health_feed(m->health, i, o->probe,
-                      &(dp_health_obs_t){o->p50_s, o->mean_s, o->iops,
-                                         o->stalled, o->errors, o->nospace,
-                                         o->p99_s, o->confirm},
+                      &(dp_health_obs_t){.p50_s = o->p50_s,
+                                         .mean_s = o->mean_s,
+                                         .iops = o->iops,
+                                         .stalled = o->stalled,
+                                         .errors = o->errors,
+                                         .nospace = o->nospace,
+                                         .p99_s = o->p99_s,
+                                         .ops = o->ops,
+                                         .confirm = o->confirm},
                       o->last_in_round, &v))
     return 0;
   if (m->live != NULL)

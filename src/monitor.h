@@ -302,6 +302,7 @@ typedef struct {
   uint64_t nospace; /* writes refused with ENOSPC/EDQUOT (0 from
                        dp_monitor_obs: set it after) */
   double p99_s;     /* NaN from dp_monitor_obs: set it after */
+  uint64_t ops;     /* I/Os completed (0: not known; health.h's obs.ops) */
   int confirm;      /* a confirmation round's sample (0 from dp_monitor_obs) */
   int last_in_round;
 } dp_monitor_obs_t;

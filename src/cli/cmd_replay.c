@@ -291,6 +291,7 @@ static void replay_feed(dp_monitor_t *m, const rec_t *recs, size_t n, tgt_t *tg,
       dp_monitor_obs_t o = dp_monitor_obs(0, r->ops, r->stalled, r->iops,
                                           r->p50, r->mean, r->errors, 1);
       o.p99_s = r->p99;
+      o.ops = r->tail_ops;
       o.confirm = 1;
       dp_monitor_feed(m, ti, &o, r->round, (uint64_t)(r->time * 1e9), 0, NULL);
       continue;
@@ -305,6 +306,7 @@ static void replay_feed(dp_monitor_t *m, const rec_t *recs, size_t n, tgt_t *tg,
       dp_monitor_obs_t o = dp_monitor_obs(k, r->ops, r->stalled, r->iops,
                                           r->p50, r->mean, r->errors, 0);
       o.p99_s = r->p99;
+      o.ops = r->tail_ops;
       dp_monitor_feed(m, ti, &o, r->round, (uint64_t)(r->time * 1e9), 0, NULL);
     }
   }

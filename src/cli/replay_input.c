@@ -76,12 +76,15 @@ static int parse_probe(const json_t *o, dp_replay_rec_t *r, char *why,
                       NAN, &r->bytes_per_s, why, whylen) < 0 ||
       count(o, "ops", &ops, why, whylen) < 0)
     return -1;
+  double max;
   if (latency(lat, "p50", &r->p50, why, whylen) < 0 ||
       latency(lat, "mean", &r->mean, why, whylen) < 0 ||
-      latency(lat, "p99", &r->p99, why, whylen) < 0)
+      latency(lat, "p99", &r->p99, why, whylen) < 0 ||
+      latency(lat, "max", &max, why, whylen) < 0)
     return nested("latency_s", why, whylen);
   /* older recordings have no "ops": a probe with IOPS did I/O */
   r->ops = !isnan(ops) ? (uint64_t)ops : r->iops > 0;
+  r->tail_ops = !isnan(ops) ? (uint64_t)ops : r->p99 > 0 && r->p99 >= max ? 100 : 0;
   const json_t *st = json_object_get(o, "stalled");
   if (st != NULL && !json_is_boolean(st)) {
     snprintf(why, whylen, "\"stalled\": want true or false");

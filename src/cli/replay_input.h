@@ -43,6 +43,10 @@ typedef struct {
   uint32_t target; /* index into dp_replay_names_t */
   char probe[DP_NAME_MAX];
   uint64_t round, ops;
+  uint64_t tail_ops;  /* the I/Os behind its p99, for health.h's obs.ops:
+                         "ops" when given; without it 0 (not known), or
+                         100 when p99 equals max (a p99 that is the round's
+                         slowest I/O comes from 100 I/Os or fewer) */
   double time;        /* Unix seconds, 0 to 1e10; 0 when absent */
   double iops;        /* 0 to 1e10; NaN: null or absent */
   double bytes_per_s; /* "bytes_per_second", 0 to 1e15; NaN: null, absent */

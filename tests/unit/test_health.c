@@ -245,7 +245,7 @@ static dp_health_verdict_t confirm_round(dp_health_t *h, double f) {
   dp_health_obs_t o[2];
   slowed(o, f, 0);
   o[0].confirm = 1;
-  o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+  o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0, 0};
   return feed(h, 0, o);
 }
 
@@ -304,7 +304,7 @@ static void test_bursty_confirmation(void **state) {
   dp_health_verdict_t v = feed(h, 0, o);
   assert_true(v.suspect);
   o[0].confirm = 1;
-  o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+  o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0, 0};
   v = feed(h, 0, o);
   assert_int_equal(v.level, DP_HEALTH_WARNING);
   assert_string_equal(v.why_detail, "warn-fast");
@@ -325,7 +325,7 @@ static void test_crawl_is_failure(void **state) {
   assert_true(v.suspect);
   assert_true(v.level < DP_HEALTH_FAILURE);
   o[0].confirm = 1;
-  o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+  o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0, 0};
   v = feed(h, 0, o);
   assert_int_equal(v.level, DP_HEALTH_FAILURE);
   assert_int_equal(v.why, DP_RULE_CEILING);
@@ -382,7 +382,7 @@ static void test_arms_without_a_skipped_probe(void **state) {
   dp_health_verdict_t v;
   for (int r = 0; r < 21; r++) {
     healthy(o, (r % 5) / 4.0);
-    o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0}; /* skipped */
+    o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0, 0}; /* skipped */
     v = feed(h, 0, o);
   }
   assert_int_equal(v.baseline_rounds, 20);
@@ -390,7 +390,7 @@ static void test_arms_without_a_skipped_probe(void **state) {
   /* then a 10x step on the probe that is measured still warns */
   for (int r = 0; r < 2; r++) {
     slowed(o, 10, 0);
-    o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0};
+    o[1] = (dp_health_obs_t){NAN, NAN, NAN, 0, 0, 0, NAN, 0, 0};
     v = feed(h, 0, o);
   }
   assert_int_equal(v.level, DP_HEALTH_WARNING);
@@ -476,6 +476,144 @@ static void test_intermittent_counts_full_rounds(void **state) {
   if (off_after)
     fail_msg("intermittent off at round %d between the windows", off_after);
   assert_int_equal(v.intermittent, 3); /* rounds 3, 6 and 9 of the last 10 */
+  dp_health_free(h);
+}
+
+/* A healthy round with tails: p99 3x p50 on both probes, `ops` I/Os each;
+ * probe `fat` (or none: -1) with its p99 f times further out. */
+static void tailed(dp_health_obs_t o[2], double j, int fat, double f,
+                   uint64_t ops) {
+  healthy(o, j);
+  for (int k = 0; k < 2; k++) {
+    o[k].p99_s = 3 * o[k].p50_s * (k == fat ? f : 1);
+    o[k].ops = ops;
+  }
+}
+
+/* The first round (1-based) of up to max at which probe `fat`'s p99 x f
+ * puts the target at WARNING by tail; -1 if none. *why: its message. */
+static int tail_rounds(uint64_t ops, int fat, double f, int max, char *why,
+                       size_t whylen) {
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  dp_health_obs_t o[2];
+  dp_health_verdict_t v;
+  for (int r = 0; r < 30; r++) {
+    tailed(o, (r % 5) / 4.0, -1, 1, ops);
+    v = feed(h, 0, o);
+    assert_int_equal(v.level, DP_HEALTH_OK);
+  }
+  int at = -1;
+  for (int r = 1; r <= max && at < 0; r++) {
+    tailed(o, (r % 5) / 4.0, fat, f, ops);
+    v = feed(h, 0, o);
+    if (v.rule[DP_RULE_TAIL] != DP_HEALTH_OK) {
+      at = r;
+      assert_int_equal(v.why, DP_RULE_TAIL);
+      dp_health_describe(h, 0, &v, why, whylen);
+    }
+  }
+  dp_health_free(h);
+  return at;
+}
+
+/* A tail fattened on one probe only (p99 x5 on QD1 or on QD32, p50 and the
+ * other probe's tail unchanged) warns by the one-probe tail rule at its
+ * 12th round of 15, naming the probe; not in rounds of fewer than 200
+ * I/Os (a p99 that is the one or two slowest I/Os), and when the count is
+ * not known, as in old recordings, it judges. */
+static void test_tail_one_probe(void **state) {
+  (void)state;
+  char why[512] = "";
+  assert_int_equal(tail_rounds(1000, 0, 5, 40, why, sizeof(why)), 12);
+  assert_non_null(strstr(why, "by tail: probe randread-qd1 p99 at 5"));
+  assert_non_null(strstr(why, "in 12 of the last 15 rounds"));
+  assert_int_equal(tail_rounds(1000, 1, 5, 40, why, sizeof(why)), 12);
+  assert_non_null(strstr(why, "probe randread-qd32 p99"));
+  assert_int_equal(tail_rounds(0, 0, 5, 40, why, sizeof(why)), 12);
+  assert_int_equal(tail_rounds(150, 0, 5, 100, why, sizeof(why)), -1);
+  /* 3x (below the level) never warns; the whole disk's tail still does */
+  assert_int_equal(tail_rounds(1000, 0, 3, 100, why, sizeof(why)), -1);
+  /* a fattened tail is not learned: it still warns after 100 rounds */
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  dp_health_obs_t o[2];
+  dp_health_verdict_t v;
+  for (int r = 0; r < 30; r++) {
+    tailed(o, (r % 5) / 4.0, -1, 1, 1000);
+    feed(h, 0, o);
+  }
+  for (int r = 0; r < 100; r++) {
+    tailed(o, (r % 5) / 4.0, 0, 5, 1000);
+    v = feed(h, 0, o);
+  }
+  assert_int_equal(v.rule[DP_RULE_TAIL], DP_HEALTH_WARNING);
+  assert_true(v.tail_probe >= 4.5);
+  assert_int_equal(v.tail_which, 0);
+  /* and it clears within 4 rounds of the recovery */
+  int back = 0;
+  for (int r = 1; r <= 10 && !back; r++) {
+    tailed(o, 0, -1, 1, 1000);
+    if (feed(h, 0, o).rule[DP_RULE_TAIL] == DP_HEALTH_OK)
+      back = r;
+  }
+  if (back == 0 || back > 4)
+    fail_msg("one-probe tail cleared after %d rounds, want <= 4", back);
+  dp_health_free(h);
+}
+
+/* A sustained fault that ended is not intermittent: 12 rounds 10x slower,
+ * then healthy rounds, never say "intermittent" (it used to hold the
+ * target at WARNING for 5 more rounds), and a window still full of the
+ * fault holds no windowed rule past the newest rounds' median (capacity's
+ * collapse fired during a recovery). The
+ * recovering rounds are suspect, so confirmations end the baseline
+ * rule's hold fast: OK at the second full round instead of the third. */
+static void test_recovery_after_sustained_fault(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  dp_health_verdict_t v;
+  for (int r = 0; r < 12; r++) {
+    slowed(o, 10, 0);
+    v = feed(h, 0, o);
+  }
+  assert_int_equal(v.level, DP_HEALTH_FAILURE);
+  int ok_at = 0, suspect = 0;
+  for (int r = 1; r <= 10; r++) {
+    healthy(o, 0);
+    v = feed(h, 0, o);
+    assert_int_equal(v.rule[DP_RULE_INTERMITTENT], DP_HEALTH_OK);
+    if (r >= 2) /* the newest 3 rounds' median: 2 of them healthy */
+      assert_int_equal(v.rule[DP_RULE_CAPACITY], DP_HEALTH_OK);
+    suspect |= v.level != DP_HEALTH_OK && v.suspect;
+    if (!ok_at && v.level == DP_HEALTH_OK)
+      ok_at = r;
+  }
+  assert_true(suspect);
+  if (ok_at == 0 || ok_at > 3)
+    fail_msg("OK after %d healthy rounds, want <= 3 (clear_rounds)", ok_at);
+  dp_health_free(h);
+
+  /* the same recovery with confirmation rounds: OK at the second one */
+  h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  for (int r = 0; r < 12; r++) {
+    slowed(o, 10, 0);
+    feed(h, 0, o);
+  }
+  healthy(o, 0);
+  v = feed(h, 0, o);
+  assert_int_equal(v.rule[DP_RULE_BASELINE], DP_HEALTH_WARNING); /* held */
+  assert_true(v.suspect);
+  v = confirm_round(h, 1);
+  assert_int_equal(v.rule[DP_RULE_BASELINE], DP_HEALTH_WARNING);
+  v = confirm_round(h, 1);
+  assert_int_equal(v.rule[DP_RULE_BASELINE], DP_HEALTH_OK);
+  /* the capacity rule's newest 3 full rounds still held 2 of the fault:
+   * the next full round is OK */
+  healthy(o, 0);
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_OK);
   dp_health_free(h);
 }
 
@@ -744,7 +882,7 @@ static void test_peers_on_other_disks(void **state) {
   dp_health_obs_t ok[3], slow[3];
   memset(ok, 0, sizeof(ok));
   for (int k = 0; k < 3; k++)
-    ok[k] = (dp_health_obs_t){1e-4, 1.2e-4, 8000, 0, 0, 0, NAN, 0};
+    ok[k] = (dp_health_obs_t){1e-4, 1.2e-4, 8000, 0, 0, 0, NAN, 0, 0};
   memcpy(slow, ok, sizeof(ok));
   for (int k = 0; k < 3; k++) {
     slow[k].p50_s *= 4;
@@ -919,6 +1057,8 @@ int main(void) {
       cmocka_unit_test(test_arms_without_a_skipped_probe),
       cmocka_unit_test(test_windowed_rules_clear_fast),
       cmocka_unit_test(test_intermittent_counts_full_rounds),
+      cmocka_unit_test(test_tail_one_probe),
+      cmocka_unit_test(test_recovery_after_sustained_fault),
       cmocka_unit_test(test_state_file),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
