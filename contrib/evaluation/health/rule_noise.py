@@ -11,11 +11,13 @@ probe set) it prints, against each probe's median over the whole series:
              per deeper probe (the capacity rule warns at 2 for the deep
              random probe, 1.75 for the sequential one)
   tail       the smallest over the probes of (p99/p50) / its median: the
-             median of 15 rounds, its 99th percentile and maximum (the tail
-             rule warns at 3.5); and, for comparison, the same of the
-             second smallest and of the first probe's alone (figures that
-             would see a tail fattened on one probe only; their noise is why
-             the rule keeps the smallest)
+             median of 15 rounds, its 99th percentile and maximum (the
+             whole-disk tail rule warns at 3.5); and each probe's own
+             (p99/p50) / its median, the 12th largest of its last 15
+             judged rounds (the one-probe tail rule warns at 3.5), judged
+             being a round of 200 I/Os or more ("ops"; without it, a p99
+             below the max: a p99 that is the max is the round's slowest
+             I/O, 100 I/Os or fewer); with the share of rounds judged
   spikes     rounds where every probe's p50 or IOPS is >= 4x off (what the
              intermittent rule counts) and the most of them in any 10
              consecutive rounds (it warns at 3)
@@ -44,6 +46,19 @@ def rolling_median(v, n):
         if len(w) >= n // 2 + 1:
             out.append(statistics.median(w))
     return out
+
+
+def kth_largest(v, n, k):
+    """The k-th largest of each window of n consecutive values."""
+    return [sorted(v[i - n + 1: i + 1], reverse=True)[k - 1] for i in range(n - 1, len(v))]
+
+
+def enough_ios(x):
+    """A round the one-probe tail rule judges (health.h, DP_HEALTH_TAIL_MIN_OPS)."""
+    if x.get("ops") is not None:
+        return x["ops"] >= 200
+    lat = x["latency_s"]
+    return lat.get("max") is None or lat["p99"] < lat["max"]
 
 
 def q(v, f):
@@ -82,23 +97,24 @@ def main(argv):
             m = [a / max(1.0, b) for a, b in zip(rolling_median(ck, 7), m0)]
             rel = [a / max(1.0, b) for a, b in zip(ck, c0)]
             print(f"{name:<18} {'capacity ' + p + ' (7)':<26} {q(m, .99):>7.2f} {max(m):>8.2f}  {odds(rel, level, 4, 7)}")
-        # the rule's figure (the smallest over the probes) and the two
-        # alternatives that would see a tail fattened on one probe only:
-        # the second smallest and the first probe's own
-        figures = {"tail (15)": lambda t: t[0], "tail 2nd smallest (15)": lambda t: t[1]}
-        for label, pick in figures.items():
-            tail = []
-            for r in rds:
-                t = sorted(r[p]["latency_s"]["p99"] / r[p]["latency_s"]["p50"] / shape[p]
-                           for p in PROBES if measured(r, p))
-                tail.append(pick(t) if len(t) == len(PROBES) else nan)
-            m = rolling_median(tail, 15)
-            print(f"{name:<18} {label:<26} {q(m, .99):>7.2f} {max(m):>8.2f}  {odds(tail, 3.5, 8, 15)}")
-        p0 = PROBES[0]
-        tail = [r[p0]["latency_s"]["p99"] / r[p0]["latency_s"]["p50"] / shape[p0]
-                if measured(r, p0) else nan for r in rds]
+        # the whole-disk rule's figure: the smallest over the probes
+        tail = []
+        for r in rds:
+            t = sorted(r[p]["latency_s"]["p99"] / r[p]["latency_s"]["p50"] / shape[p]
+                       for p in PROBES if measured(r, p))
+            tail.append(t[0] if len(t) == len(PROBES) else nan)
         m = rolling_median(tail, 15)
-        print(f"{name:<18} {'tail ' + p0 + ' (15)':<26} {q(m, .99):>7.2f} {max(m):>8.2f}  {odds(tail, 3.5, 8, 15)}")
+        print(f"{name:<18} {'tail (15)':<26} {q(m, .99):>7.2f} {max(m):>8.2f}  {odds(tail, 3.5, 8, 15)}")
+        # the one-probe rule's: each probe's 12th largest of 15 judged rounds
+        for p in PROBES:
+            judged = [r[p]["latency_s"]["p99"] / r[p]["latency_s"]["p50"] / shape[p]
+                      for r in rds if measured(r, p) and enough_ios(r[p])]
+            if len(judged) < 15:
+                print(f"{name:<18} {'tail ' + p + ' (12/15)':<26} not judged: {len(judged)} of {len(rds)} rounds of 200 I/Os")
+                continue
+            m = kth_largest(judged, 15, 12)
+            print(f"{name:<18} {'tail ' + p + ' (12/15)':<26} {q(m, .99):>7.2f} {max(m):>8.2f}  "
+                  f"{odds(judged, 3.5, 12, 15)}  ({100 * len(judged) / len(rds):.0f} % judged)")
         spike = [all(not measured(r, p) or c(r, p) >= 4 for p in PROBES) for r in rds]
         most = max(sum(spike[i:i + 10]) for i in range(max(1, len(spike) - 9)))
         print(f"{name:<18} {'rounds all >= 4x, most/10':<26} {sum(spike):>7} {most:>8}  {odds([float(x) for x in spike], 1, 3, 10)}")
