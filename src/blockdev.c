@@ -555,6 +555,23 @@ int dp_blockdev_resolve_mount_at(const char *sysroot, const char *mountinfo,
   return rc;
 }
 
+int dp_blockdev_loop_backing(const char *sysroot, const char *mountinfo,
+                             const char *loop, dp_blockdev_t *out) {
+  char path[PATH_MAX];
+  dp_blockdev_unknown(out, 0, 0);
+  int rc = dp_blockdev_attr(sysroot, loop, "loop/backing_file", path,
+                            sizeof(path));
+  if (rc < 0)
+    return rc;
+  size_t n = strlen(path);
+  const char *del = " (deleted)";
+  if (n > strlen(del) && strcmp(path + n - strlen(del), del) == 0)
+    path[n - strlen(del)] = '\0';
+  if (path[0] != '/')
+    return -ENOENT;
+  return dp_blockdev_resolve_mount_at(sysroot, mountinfo, path, out, NULL, 0);
+}
+
 /* ---- identity -------------------------------------------------------------
  */
 

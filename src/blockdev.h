@@ -130,6 +130,19 @@ int dp_blockdev_resolve_mount_at(const char *sysroot, const char *mountinfo,
                                  char *members, size_t mlen);
 
 /*
+ * The disk under loop device LOOP ("loop3"): the file it serves,
+ * SYSROOT/block/LOOP/loop/backing_file (" (deleted)" cut off), and the
+ * mount in MOUNTINFO (NULL: DP_MOUNTINFO_DEFAULT) that holds it, resolved
+ * as dp_blockdev_resolve_mount_at does. Reads sysfs and the mount table
+ * only -- nothing of the backing file's filesystem, which may be the hung
+ * one. 0; -ENOENT (not a loop device, or none attached); -ENODEV (a
+ * filesystem with no disk sysfs knows: tmpfs, FUSE); -errno. On failure
+ * *out is dp_blockdev_unknown(0:0).
+ */
+int dp_blockdev_loop_backing(const char *sysroot, const char *mountinfo,
+                             const char *loop, dp_blockdev_t *out);
+
+/*
  * 1 if NAME is a whole disk not stacked on others: SYSROOT/block/NAME/size
  * holds a number (a partition has no block/NAME), it is no device-mapper
  * device (no dm/name) and no MD array (name "md*"); else 0.

@@ -54,6 +54,8 @@ struct dp_monitor {
   int devstats_failing;    /* /proc/diskstats unreadable at the last read */
   int *saturated;          /* per worker */
   dp_monitor_busy_t *busy; /* per worker: its disk at the last view read */
+  char (*under)[DP_BLOCKDEV_NAME_MAX]; /* per worker: the disk under its
+                                          loop device ("" none) */
   dp_peers_t *peers;       /* fail-slow among the device view's disks */
   int peers_tried;
   int stopped, leaked;
@@ -327,17 +329,21 @@ static const char *target_device(dp_monitor_t *m, size_t i, char *buf,
  * operator finds with iotop, before a fault. */
 static void busy_words(char *words, size_t len, const dp_monitor_busy_t *b) {
   size_t n = strlen(words);
+  char whose[DP_BLOCKDEV_NAME_MAX + 48] = "its disk";
+  if (b->under[0])
+    snprintf(whose, sizeof(whose), "the disk under its loop device, %s,",
+             b->under);
   if (b->probe_share >= 0)
     snprintf(words + n, len - n,
-             "; its disk was busy with other I/O (utilisation %.0f %%, the "
+             "; %s was busy with other I/O (utilisation %.0f %%, the "
              "probe's share of the bytes %.0f %%): load, not necessarily a "
              "fault",
-             b->util_percent, 100 * b->probe_share);
+             whose, b->util_percent, 100 * b->probe_share);
   else
     snprintf(words + n, len - n,
-             "; its disk was busy with other I/O (utilisation %.0f %%): "
+             "; %s was busy with other I/O (utilisation %.0f %%): "
              "load, not necessarily a fault",
-             b->util_percent);
+             whose, b->util_percent);
 }
 
 /* A value not newer than its series' last is refused downstream
@@ -479,18 +485,49 @@ static void emit_device(const dp_monitor_t *m, const dp_diskstats_metrics_t *d,
  * the first read, and when a late device was regrouped). A worker whose
  * disk has no block device ("0:39": tmpfs, btrfs) or is not resolved yet
  * has no statistics. */
+/* A loop device's worker also watches the disk under its backing file:
+ * that disk busy with other I/O is why the loop device is slow. */
+static void watch_under(dp_monitor_t *m, size_t k, const char *loop) {
+  dp_blockdev_t b;
+  if (strncmp(loop, "loop", 4) != 0 ||
+      dp_blockdev_loop_backing(m->sysroot, NULL, loop, &b) < 0 ||
+      b.disk[0] == '\0' || strcmp(b.disk, loop) == 0)
+    return;
+  snprintf(m->under[k], sizeof(m->under[k]), "%s", b.disk);
+  dp_devview_watch(m->devview, b.disk);
+  LOG_PLAIN(m, LOG_INFO,
+            "disk %s is a loop device over a file on %s: a slow verdict says "
+            "when %s is busy with other I/O too.",
+            loop, b.disk, b.disk);
+}
+
 static void watch_worker_disks(dp_monitor_t *m) {
   size_t n = dp_sched_nworkers(m->sched);
   for (; m->nworkers_seen < n; m->nworkers_seen++) {
     const char *d = dp_sched_worker_disk(m->sched, m->nworkers_seen);
-    if (strchr(d, ':') == NULL && strcmp(d, DP_SCHED_DISK_UNRESOLVED) != 0)
+    if (strchr(d, ':') == NULL && strcmp(d, DP_SCHED_DISK_UNRESOLVED) != 0) {
       dp_devview_watch(m->devview, d);
+      watch_under(m, m->nworkers_seen, d);
+    }
   }
 }
 
+/* The worker whose loop device is over `disk`, or -1. */
+static int over(const dp_monitor_t *m, const char *disk) {
+  for (size_t k = 0; k < m->nworkers_seen; k++)
+    if (strcmp(m->under[k], disk) == 0)
+      return (int)k;
+  return -1;
+}
+
+/* A disk's probe I/O: its worker's, or for the disk under a loop device
+ * that loop device's worker's (its I/O reaches the disk below). */
 static const dp_io_counter_t *counter_of(const char *disk, void *arg) {
-  int k = dp_sched_find_disk(arg, disk);
-  return k < 0 ? NULL : dp_sched_worker_counter(arg, (size_t)k);
+  const dp_monitor_t *m = arg;
+  int k = dp_sched_find_disk(m->sched, disk);
+  if (k < 0)
+    k = over(m, disk);
+  return k < 0 ? NULL : dp_sched_worker_counter(m->sched, (size_t)k);
 }
 
 /* Every interval: the disk's fail-slow score and decision (with its
@@ -659,7 +696,7 @@ void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns) {
   m->read_wall_ns = wall_ns;
   watch_worker_disks(m);
   const dp_diskstats_metrics_t *d;
-  int n = dp_devview_read(m->devview, mono_ns, counter_of, m->sched, &d);
+  int n = dp_devview_read(m->devview, mono_ns, counter_of, m, &d);
   if (n < 0) {
     if (!m->devstats_failing)
       LOG_PLAIN(m, LOG_ERR, "cannot read /proc/diskstats: %s", strerror(-n));
@@ -696,6 +733,17 @@ void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns) {
     if (m->sink.device)
       m->sink.device(&d[i], by_dev[i], wall_ns, m->sink.arg);
   }
+  /* then the disks under loop devices: busy there is busy for the loop */
+  for (int i = 0; i < n; i++)
+    for (size_t k = 0; k < m->nworkers_seen; k++)
+      if (strcmp(m->under[k], d[i].name) == 0 && !m->busy[k].busy &&
+          dp_diskstats_saturated(&d[i], m->pc.saturation_percent)) {
+        m->busy[k] = (dp_monitor_busy_t){.busy = 1,
+                                         .util_percent = d[i].util_percent,
+                                         .probe_share = d[i].probe_bytes_share};
+        snprintf(m->busy[k].under, sizeof(m->busy[k].under), "%s",
+                 d[i].name);
+      }
 }
 
 /* ---- probe samples ------------------------------------------------------ */
@@ -1078,7 +1126,8 @@ static int sched_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   /* as many as the scheduler's most workers */
   m->saturated = calloc(m->ntargets + 1, sizeof(int));
   m->busy = calloc(m->ntargets + 1, sizeof(*m->busy));
-  return m->scratch && m->saturated && m->busy ? 0 : -ENOMEM;
+  m->under = calloc(m->ntargets + 1, sizeof(*m->under));
+  return m->scratch && m->saturated && m->busy && m->under ? 0 : -ENOMEM;
 }
 
 /* StateDir (or the front-end's default), checked once: a directory
@@ -1231,6 +1280,7 @@ void dp_monitor_free(dp_monitor_t *m) {
   free(m->scratch);
   free(m->saturated);
   free(m->busy);
+  free(m->under);
   dp_devview_free(m->devview);
   dp_health_free(m->health);
   dp_peers_free(m->peers);

@@ -151,11 +151,15 @@ typedef struct {
 /* Busy or failing: a target's disk at the last device-view read --
  * saturated by I/O that was mostly not the probe's (SaturationThreshold,
  * diskstats.h), its utilisation and the probe's share of its bytes (NaN:
- * not known). A verdict that is not OK on a busy disk says so in its
- * words. */
+ * not known). For a loop device, the disk under its backing file too
+ * (found from sysfs and the mount table, dp_blockdev_loop_backing, and
+ * watched by the device view): the loop device's own figures hide load
+ * there. A verdict that is not OK on a busy disk says so in its words. */
 typedef struct {
   int busy;
   double util_percent, probe_share;
+  char under[DP_BLOCKDEV_NAME_MAX]; /* "" its own disk; else the disk under
+                                       its loop device, which was busy */
 } dp_monitor_busy_t;
 
 /* A target's round, judged (the verdict after its last probe). */

@@ -536,6 +536,29 @@ static void test_resolve_btrfs_and_overlay(void **state) {
                    -ENODEV);
 }
 
+/* A loop device's disk: the mount that holds its backing file (a space in
+ * the mount point, a file deleted since), through the mount table only;
+ * none for a file on a filesystem without a disk or a loop device with
+ * nothing attached. */
+static void test_loop_backing(void **state) {
+  (void)state;
+  char mi[300];
+  write_mounts(mi, sizeof(mi));
+  dp_blockdev_t d;
+  fixture_write(root, "block/loop7/loop/backing_file", "/data/vm.img\n");
+  assert_int_equal(dp_blockdev_loop_backing(root, mi, "loop7", &d), 0);
+  assert_string_equal(d.name, "sda1");
+  assert_string_equal(d.disk, "sda");
+  fixture_write(root, "block/loop7/loop/backing_file",
+                "/srv/my data/img (deleted)\n");
+  assert_int_equal(dp_blockdev_loop_backing(root, mi, "loop7", &d), 0);
+  assert_string_equal(d.disk, "sdb"); /* the btrfs, first device by name */
+  fixture_write(root, "block/loop7/loop/backing_file", "/etc/img\n");
+  assert_int_equal(dp_blockdev_loop_backing(root, mi, "loop7", &d), -ENODEV);
+  assert_string_equal(d.disk, "");
+  assert_int_equal(dp_blockdev_loop_backing(root, mi, "loop8", &d), -ENOENT);
+}
+
 static void test_resolve_live(void **state) {
   (void)state;
   struct stat st;
@@ -794,6 +817,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_resolve_btrfs_and_overlay, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_loop_backing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_resolve_live, setup, teardown),
       cmocka_unit_test_setup_teardown(test_media_classes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_escape, setup, teardown),
