@@ -537,6 +537,16 @@ static double cap_level(const dp_health_conf_t *c, const probe_t *p) {
   return strncmp(p->key, "seq", 3) == 0 ? c->cap_warn_seq : c->cap_warn;
 }
 
+/* Spells of full rounds at >= warn_fast among the last HIST_N (runs of
+ * such rounds with a better one between). */
+static unsigned bad_spells(const dp_health_t *h, const target_t *t) {
+  unsigned spells = 0;
+  for (unsigned k = 0; k < t->nfull; k++)
+    spells += t->full_hist[k] >= h->c.warn_fast &&
+              (k == 0 || !(t->full_hist[k - 1] >= h->c.warn_fast));
+  return spells;
+}
+
 /* The per-probe rules (armed only): capacity, tail, intermittent. */
 static void round_probe_rules(const dp_health_t *h, target_t *t,
                               const round_ratios_t *r, dp_health_verdict_t *v) {
@@ -621,16 +631,15 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
    * (and do not push full rounds out of the window); on at inter_k of
    * them, off once the newest 5 have no such round */
   v->intermittent = 0;
-  unsigned recent_bad = 0, spells = 0;
+  unsigned recent_bad = 0;
   for (unsigned k = 0; k < t->nfull; k++) {
     int bad = t->full_hist[k] >= c->warn_fast;
     v->intermittent += bad;
     recent_bad += bad && k < 5;
-    spells += bad && (k == 0 || !(t->full_hist[k - 1] >= c->warn_fast));
   }
   /* in two spells at least: one sustained fault that ended is not one
    * that comes and goes */
-  if (v->intermittent >= c->inter_k && spells >= 2)
+  if (v->intermittent >= c->inter_k && bad_spells(h, t) >= 2)
     t->inter_on = 1;
   else if (recent_bad == 0)
     t->inter_on = 0;
@@ -651,8 +660,13 @@ static dp_health_level_t round_baseline(const dp_health_t *h, target_t *t,
   round_slowdown(h, t, r, v);
   round_probe_rules(h, t, r, v);
   dp_health_level_t l = baseline_rule(h, t, detail);
-  /* recovering: confirmation rounds end the hold within about an interval */
-  if (strcmp(*detail, "held") == 0 && v->slowdown < h->c.clear)
+  /* recovering: confirmation rounds end the hold within about an interval,
+   * unless the fault came and went before (an earlier bad spell among the
+   * last full rounds): then the hold runs its clear_rounds full rounds, so
+   * a fault that comes back each few intervals is held between its
+   * windows rather than an OKAY and a new WARNING each time */
+  if (strcmp(*detail, "held") == 0 && v->slowdown < h->c.clear &&
+      bad_spells(h, t) <= 1)
     v->suspect = 1;
   return l;
 }

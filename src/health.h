@@ -130,7 +130,10 @@
  *   probe alone, run soon after a round that was `suspect` (S >= warn, a
  *   crawl, or a recovery: the baseline rule held at WARNING while S is
  *   below clear, so the clear_rounds that end it take about one interval
- *   too, not clear_rounds intervals). It counts in the latency rules' k of n (warn-fast, warn,
+ *   too, not clear_rounds intervals -- unless an earlier bad spell is
+ *   among the last 10 full rounds: a fault that comes back every few
+ *   intervals is then held between its windows, not an OKAY and a new
+ *   WARNING each time). It counts in the latency rules' k of n (warn-fast, warn,
  *   warn-slow, fail) and the ceiling rule, so a 10x step warns at the
  *   first confirmation instead of an interval later; it is never learned,
  *   never counts in the intermittent rule (one bad spell confirmed twice

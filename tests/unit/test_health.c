@@ -617,6 +617,33 @@ static void test_recovery_after_sustained_fault(void **state) {
   dp_health_free(h);
 }
 
+/* A fault every third round, confirmed as the monitor does (up to two
+ * confirmations while a round is suspect): the first window's recovery is
+ * confirmed fast (one OKAY), later ones are held between the windows, so
+ * the target does not flap OKAY / WARNING each window. */
+static void test_intermittent_held_between_windows(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  dp_health_verdict_t v;
+  int okays = 0;
+  dp_health_level_t last = DP_HEALTH_OK;
+  for (int r = 0; r < 15; r++) {
+    double f = r % 3 == 0 ? 10 : 1;
+    slowed(o, f, 0);
+    v = feed(h, 0, o);
+    for (int k = 0; k < 2 && v.suspect; k++)
+      v = confirm_round(h, f);
+    okays += last != DP_HEALTH_OK && v.level == DP_HEALTH_OK;
+    last = v.level;
+  }
+  if (okays > 1)
+    fail_msg("%d OKAYs during the fault, want at most 1", okays);
+  assert_true(v.level >= DP_HEALTH_WARNING); /* held, between windows */
+  dp_health_free(h);
+}
+
 static void test_state_file(void **state) {
   (void)state;
   char dir[] = "/tmp/dp-test-health.XXXXXX", path[64], cmd[128];
@@ -1059,6 +1086,7 @@ int main(void) {
       cmocka_unit_test(test_intermittent_counts_full_rounds),
       cmocka_unit_test(test_tail_one_probe),
       cmocka_unit_test(test_recovery_after_sustained_fault),
+      cmocka_unit_test(test_intermittent_held_between_windows),
       cmocka_unit_test(test_state_file),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
