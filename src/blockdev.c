@@ -559,8 +559,8 @@ int dp_blockdev_loop_backing(const char *sysroot, const char *mountinfo,
                              const char *loop, dp_blockdev_t *out) {
   char path[PATH_MAX];
   dp_blockdev_unknown(out, 0, 0);
-  int rc = dp_blockdev_attr(sysroot, loop, "loop/backing_file", path,
-                            sizeof(path));
+  int rc =
+      dp_blockdev_attr(sysroot, loop, "loop/backing_file", path, sizeof(path));
   if (rc < 0)
     return rc;
   size_t n = strlen(path);

@@ -73,8 +73,7 @@ int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
       !(c->cap_fail >= c->cap_warn) || c->cap_n < 3 || c->cap_n > HIST_N ||
       !(c->tail_warn > 1) || c->tail_n < 3 || c->tail_n > TAIL_N ||
       !(c->tail_probe_warn > 1) || c->tail_probe_k == 0 ||
-      c->tail_probe_k > c->tail_n ||
-      c->inter_k < 2 || c->inter_k > HIST_N)
+      c->tail_probe_k > c->tail_n || c->inter_k < 2 || c->inter_k > HIST_N)
     return -EINVAL;
   dp_health_t *h = calloc(1, sizeof(*h));
   if (h == NULL)
@@ -405,12 +404,12 @@ void dp_health_set_failslow(dp_health_t *h, size_t i, int flagged,
 /* A round's slowdown ratios of each probe against its baseline as it
  * stood before the round. */
 typedef struct {
-  double u[DP_HEALTH_PROBES_MAX];    /* uniform: p50 / base p50 */
-  double b[DP_HEALTH_PROBES_MAX];    /* bursty: min(mean, 1/IOPS) ratios */
-  double c[DP_HEALTH_PROBES_MAX];    /* capacity loss: base IOPS / IOPS */
-  double tail[DP_HEALTH_PROBES_MAX]; /* (p99 / p50) / its baseline */
+  double u[DP_HEALTH_PROBES_MAX];     /* uniform: p50 / base p50 */
+  double b[DP_HEALTH_PROBES_MAX];     /* bursty: min(mean, 1/IOPS) ratios */
+  double c[DP_HEALTH_PROBES_MAX];     /* capacity loss: base IOPS / IOPS */
+  double tail[DP_HEALTH_PROBES_MAX];  /* (p99 / p50) / its baseline */
   double ptail[DP_HEALTH_PROBES_MAX]; /* the same, of rounds of enough I/O */
-  int stalled, errors, nospace;      /* any probe of the round */
+  int stalled, errors, nospace;       /* any probe of the round */
 } round_ratios_t;
 
 /* The verdict before any rule: the level it comes from, nothing fired. */
@@ -618,15 +617,14 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
    * tail_n - tail_probe_k + 1 (4) rounds are, so no recent figure is
    * needed to clear it fast */
   for (size_t k = 0; k < t->nprobes; k++) {
-    double x = kth_largest(t->ptail_hist[k], t->nptail[k], c->tail_n,
-                           c->tail_probe_k);
+    double x =
+        kth_largest(t->ptail_hist[k], t->nptail[k], c->tail_n, c->tail_probe_k);
     if (x == x && (x > v->tail_probe || !(v->tail_probe == v->tail_probe))) {
       v->tail_probe = x;
       v->tail_which = k;
     }
   }
-  t->ptail_on =
-      hold(t->ptail_on, v->tail_probe, NAN, c->tail_probe_warn);
+  t->ptail_on = hold(t->ptail_on, v->tail_probe, NAN, c->tail_probe_warn);
   /* the last 10 full rounds: confirmations of one bad spell are one spell
    * (and do not push full rounds out of the window); on at inter_k of
    * them, off once the newest 5 have no such round */

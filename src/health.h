@@ -133,11 +133,11 @@
  *   too, not clear_rounds intervals -- unless an earlier bad spell is
  *   among the last 10 full rounds: a fault that comes back every few
  *   intervals is then held between its windows, not an OKAY and a new
- *   WARNING each time). It counts in the latency rules' k of n (warn-fast, warn,
- *   warn-slow, fail) and the ceiling rule, so a 10x step warns at the
- *   first confirmation instead of an interval later; it is never learned,
- *   never counts in the intermittent rule (one bad spell confirmed twice
- *   is one spell) and leaves the capacity and tail rules as they were.
+ *   WARNING each time). It counts in the latency rules' k of n (warn-fast,
+ * warn, warn-slow, fail) and the ceiling rule, so a 10x step warns at the first
+ * confirmation instead of an interval later; it is never learned, never counts
+ * in the intermittent rule (one bad spell confirmed twice is one spell) and
+ * leaves the capacity and tail rules as they were.
  *
  * Windowed rules (capacity, tail) turn on only while their newest rounds
  *   agree (the median of the newest 3 at the level / 1.3 or more): a

@@ -56,7 +56,7 @@ struct dp_monitor {
   dp_monitor_busy_t *busy; /* per worker: its disk at the last view read */
   char (*under)[DP_BLOCKDEV_NAME_MAX]; /* per worker: the disk under its
                                           loop device ("" none) */
-  dp_peers_t *peers;       /* fail-slow among the device view's disks */
+  dp_peers_t *peers; /* fail-slow among the device view's disks */
   int peers_tried;
   int stopped, leaked;
   uint64_t (*now_ns)(void *arg); /* the monitor's clock; NULL: dp_now_ns */
@@ -741,8 +741,7 @@ void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns) {
         m->busy[k] = (dp_monitor_busy_t){.busy = 1,
                                          .util_percent = d[i].util_percent,
                                          .probe_share = d[i].probe_bytes_share};
-        snprintf(m->busy[k].under, sizeof(m->busy[k].under), "%s",
-                 d[i].name);
+        snprintf(m->busy[k].under, sizeof(m->busy[k].under), "%s", d[i].name);
       }
 }
 

@@ -84,7 +84,9 @@ static int parse_probe(const json_t *o, dp_replay_rec_t *r, char *why,
     return nested("latency_s", why, whylen);
   /* older recordings have no "ops": a probe with IOPS did I/O */
   r->ops = !isnan(ops) ? (uint64_t)ops : r->iops > 0;
-  r->tail_ops = !isnan(ops) ? (uint64_t)ops : r->p99 > 0 && r->p99 >= max ? 100 : 0;
+  r->tail_ops = !isnan(ops)                   ? (uint64_t)ops
+                : r->p99 > 0 && r->p99 >= max ? 100
+                                              : 0;
   const json_t *st = json_object_get(o, "stalled");
   if (st != NULL && !json_is_boolean(st)) {
     snprintf(why, whylen, "\"stalled\": want true or false");

@@ -59,9 +59,11 @@ n=$(grep -c "disk $disk: class" "$log")
 [ "$n" = 1 ] && pass "said once" || fail "identity said $n times, expected once"
 
 # (b) the series write_prometheus exports
-scrape() { curl -s "http://127.0.0.1:$WP_PORT/metrics" >"$d/metrics.txt" && grep -q '^collectd_diskprobe_disk_info{' "$d/metrics.txt"; }
+scrape() { curl -s "http://127.0.0.1:$WP_PORT/metrics" >"$d/metrics.txt" && grep -q "^collectd_diskprobe_disk_info{diskprobe=\"dev-$disk\"" "$d/metrics.txt"; }
 wait_until 30 scrape || die "no collectd_diskprobe_disk_info on write_prometheus's page: $(head -c 400 "$d/metrics.txt")"
-got=$(grep '^collectd_diskprobe_disk_info{' "$d/metrics.txt")
+# the target's disk's line (the disk under its loop device's backing file
+# is in the device view too, with its own line)
+got=$(grep '^collectd_diskprobe_disk_info{' "$d/metrics.txt" | grep -F "diskprobe=\"dev-$disk\"")
 want_labels=("diskprobe=\"dev-$disk\"" "type=\"$CLASS\"" "instance=\"$COLLECTD_HOST\"")
 ok=1
 for l in "${want_labels[@]}"; do [[ $got == *"$l"* ]] || ok=; done
