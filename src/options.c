@@ -174,7 +174,8 @@ static const dp_option_t table[] = {
      .allowed_doc = "one or more kernel device names or globs (`\"sd*\"`, "
                     "`\"nvme*n1\"`)",
      .help = "also dispatch the iostat view of these devices; the disks "
-             "under the targets are always included"},
+             "under the targets are always included, and for a loop device "
+             "the disk under its backing file"},
     {.key = "FailSlowWindow",
      .scope = DP_SCOPE_PLUGIN,
      .kind = DP_OPT_DURATION,
