@@ -56,6 +56,13 @@ void dp_health_conf_init(dp_health_conf_t *c) {
   c->tail_probe_warn = 3.5;
   c->tail_probe_k = 12;
   c->inter_k = 3;
+  c->recur_level = 1.6;
+  c->recur_k = 8;
+  c->recur_n = FULL_N;
+  c->cap_clear_n = 2;
+  c->cap_clear_n_seq = 4;
+  c->burst_warn = 1.6;
+  c->burst_k = 5;
 }
 
 int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
@@ -73,7 +80,11 @@ int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
       !(c->cap_fail >= c->cap_warn) || c->cap_n < 3 || c->cap_n > HIST_N ||
       !(c->tail_warn > 1) || c->tail_n < 3 || c->tail_n > TAIL_N ||
       !(c->tail_probe_warn > 1) || c->tail_probe_k == 0 ||
-      c->tail_probe_k > c->tail_n || c->inter_k < 2 || c->inter_k > HIST_N)
+      c->tail_probe_k > c->tail_n || c->inter_k < 2 || c->inter_k > HIST_N ||
+      !(c->recur_level > c->clear) || c->recur_n > FULL_N || c->recur_k < 2 ||
+      c->recur_k > c->recur_n || c->cap_clear_n == 0 ||
+      c->cap_clear_n > HIST_N || c->cap_clear_n_seq == 0 ||
+      c->cap_clear_n_seq > HIST_N || !(c->burst_warn > 1) || c->burst_k == 0)
     return -EINVAL;
   dp_health_t *h = calloc(1, sizeof(*h));
   if (h == NULL)
@@ -105,6 +116,25 @@ void dp_health_free(dp_health_t *h) {
   free(h);
 }
 
+/* The rule windows, empty: at the start, and afresh at an OKAY: no rule fires
+ * again from the rounds of the fault that just ended. The intermittent rules'
+ * history of full rounds is kept: a fault that comes back is one that comes and
+ * goes. */
+static void windows_restart(target_t *t) {
+  t->nhist = t->nprobe_hist = t->ntail = 0;
+  for (size_t j = 0; j < HIST_N; j++) {
+    t->s_hist[j] = t->u_hist[j] = NAN;
+    for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
+      t->craw_hist[k][j] = t->ps_hist[k][j] = NAN;
+  }
+  for (size_t j = 0; j < TAIL_N; j++) {
+    t->tail_hist[j] = NAN;
+    for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
+      t->ptail_hist[k][j] = NAN;
+  }
+  memset(t->nptail, 0, sizeof(t->nptail));
+}
+
 int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
                          size_t nprobes, const char *const *probe_names,
                          const char *const *probe_keys, dp_media_t media,
@@ -133,15 +163,7 @@ int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
   snprintf(t->model, sizeof(t->model), "%s", model ? model : "");
   t->ceiling_s = ceiling_s > 0 ? ceiling_s : dp_media_ceiling_s(media);
   t->last_p50 = NAN;
-  for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
-    for (size_t j = 0; j < HIST_N; j++)
-      t->craw_hist[k][j] = t->ps_hist[k][j] = NAN;
-  for (size_t j = 0; j < TAIL_N; j++) {
-    t->tail_hist[j] = NAN;
-    for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
-      t->ptail_hist[k][j] = NAN;
-  }
-  memset(t->nptail, 0, sizeof(t->nptail));
+  windows_restart(t);
   t->set = 1;
   return 0;
 }
@@ -248,8 +270,8 @@ static void push(target_t *t, double s, double u) {
   if (t->nhist < HIST_N)
     t->nhist++;
   if (!t->confirming) {
-    push_n(t->full_hist, HIST_N, s);
-    if (t->nfull < HIST_N)
+    push_n(t->full_hist, FULL_N, s);
+    if (t->nfull < FULL_N)
       t->nfull++;
   }
 }
@@ -317,41 +339,45 @@ static double second_largest(const double *x, size_t n) {
   return n >= 2 ? b : a;
 }
 
-/* The baseline rule's level after this round's S and u (armed only). */
+/* The throttled rule: the first probe's bursty ratio at burst_warn with
+ * its p50 flat, burst_k rounds in a row (confirmations count); off after
+ * clear_rounds rounds below burst_warn / 1.3. A round it does not measure
+ * (NaN) changes nothing. */
+static void throttled_rule(const dp_health_conf_t *c, target_t *t, double b0,
+                           double u0) {
+  if (!(b0 == b0))
+    return;
+  int bursty = b0 >= c->burst_warn && !(u0 >= c->warn_slow);
+  t->burst_run = bursty ? t->burst_run + 1 : 0;
+  t->burst_clear_run = b0 < c->burst_warn / 1.3 ? t->burst_clear_run + 1 : 0;
+  if (!t->burst_on && t->burst_run >= c->burst_k)
+    t->burst_on = 1;
+  else if (t->burst_on && t->burst_clear_run >= c->clear_rounds)
+    t->burst_on = 0;
+}
+
+/* The baseline rule's level after this round's S and u (armed only): what
+ * fires now; the target's recovery holds it after (round_verdict). */
 static dp_health_level_t baseline_rule(const dp_health_t *h, target_t *t,
                                        const char **detail) {
   const dp_health_conf_t *c = &h->c;
   const double *s = t->s_hist, *u = t->u_hist;
   unsigned n = t->nhist;
-  dp_health_level_t fired = DP_HEALTH_OK;
   int probe_failing = 0; /* any one probe at >= fail in 3 of 3 */
   for (size_t k = 0; k < t->nprobes && n >= 3; k++)
     probe_failing |= at_least(t->ps_hist[k], n, 3, c->fail) == 3;
   if ((at_least(s, n, 3, c->fail) == 3 && n >= 3) || probe_failing) {
-    fired = DP_HEALTH_FAILURE;
     *detail = "fail";
-  } else if (n >= 2 && at_least(s, n, 2, c->warn_fast) == 2) {
-    fired = DP_HEALTH_WARNING;
-    *detail = "warn-fast";
-  } else if (n >= 3 && at_least(s, n, 3, c->warn) == 3) {
-    fired = DP_HEALTH_WARNING;
-    *detail = "warn";
-  } else if (u[0] >= c->warn_slow &&
-             at_least(u, n, c->warn_slow_n, c->warn_slow) >= c->warn_slow_k) {
-    fired = DP_HEALTH_WARNING;
-    *detail = "warn-slow";
+    return DP_HEALTH_FAILURE;
   }
-  /* hysteresis: a rule that fired holds WARNING until S stays low */
-  t->clear_run = s[0] < c->clear ? t->clear_run + 1 : 0;
-  if (fired > DP_HEALTH_OK)
-    t->base_held = DP_HEALTH_WARNING;
-  else if (t->base_held && t->clear_run >= c->clear_rounds)
-    t->base_held = DP_HEALTH_OK;
-  if (fired == DP_HEALTH_OK && t->base_held) {
-    *detail = "held";
-    return t->base_held;
-  }
-  return fired;
+  *detail = n >= 2 && at_least(s, n, 2, c->warn_fast) == 2 ? "warn-fast"
+            : n >= 3 && at_least(s, n, 3, c->warn) == 3    ? "warn"
+            : u[0] >= c->warn_slow && at_least(u, n, c->warn_slow_n,
+                                               c->warn_slow) >= c->warn_slow_k
+                ? "warn-slow"
+            : t->burst_on ? "throttled"
+                          : "";
+  return (*detail)[0] ? DP_HEALTH_WARNING : DP_HEALTH_OK;
 }
 
 /* A rule that is on after `on_rounds` rounds of `bad` in a row and off
@@ -420,8 +446,10 @@ static void round_start(const target_t *t, dp_health_verdict_t *v) {
   v->peer_ratio = NAN;
   v->ceiling_s = t->ceiling_s;
   v->tail = v->tail_probe = NAN;
+  v->bursty_first = NAN;
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
-    v->capacity[k] = v->capacity_raw[k] = NAN;
+    v->capacity[k] = v->capacity_raw[k] = v->probe_p50_ratio[k] =
+        v->probe_iops_ratio[k] = NAN;
 }
 
 /* The rounds the target's baselines hold: the fewest of its probes', not
@@ -457,8 +485,11 @@ static void round_ratios(const dp_health_t *h, const target_t *t,
     v->p50_s[k] = o->p50_s;
     v->iops[k] = o->iops;
     r->u[k] = r->b[k] = r->c[k] = r->tail[k] = r->ptail[k] = NAN;
+    v->probe_p50_ratio[k] = v->probe_iops_ratio[k] = NAN;
     if (usable(o) && v->base_p50_s[k] > 0) {
       r->u[k] = o->p50_s / v->base_p50_s[k];
+      v->probe_p50_ratio[k] = r->u[k];
+      v->probe_iops_ratio[k] = o->iops / v->base_iops[k];
       double bm = o->mean_s / v->base_mean_s[k];
       double bi = v->base_iops[k] / o->iops;
       r->b[k] = bm < bi ? bm : bi;
@@ -511,7 +542,13 @@ static void round_slowdown(const dp_health_t *h, target_t *t,
   for (size_t k = 0; k < t->nprobes; k++)
     if (!t->confirming || k == 0) /* a confirmation runs the first only */
       push_n(t->ps_hist[k], HIST_N, v->probe_slowdown[k]);
-  v->suspect = v->slowdown >= h->c.warn;
+  /* the recovery's count: S below clear, rounds in a row (NaN is not) */
+  t->clear_run = v->slowdown < h->c.clear ? t->clear_run + 1 : 0;
+  v->clear_run = t->clear_run;
+  throttled_rule(&h->c, t, b[0], u[0]);
+  v->bursty_first = b[0];
+  v->suspect = v->slowdown >= h->c.warn ||
+               (b[0] >= h->c.burst_warn && !(u[0] >= h->c.warn_slow));
 }
 
 /* On at `on` or above, off below on / 1.3; a NaN (not measured) keeps the
@@ -528,34 +565,54 @@ static int hold(int was, double x, double recent, double on) {
   return was ? x >= on / 1.3 : x >= on;
 }
 
-#define RECENT_N 3 /* rounds that clear a windowed rule (2 measured) */
+#define RECENT_N 3 /* rounds a windowed rule's newest agree over */
+#define QUIET_N 4  /* full rounds without a bad one that end intermittent */
 
 /* The capacity rule's level for a probe: a sequential probe's IOPS are
  * steadier than a deep random probe's (recorded noise: see health.h). */
+static int seq_probe(const probe_t *p) {
+  return strncmp(p->key, "seq", 3) == 0;
+}
 static double cap_level(const dp_health_conf_t *c, const probe_t *p) {
-  return strncmp(p->key, "seq", 3) == 0 ? c->cap_warn_seq : c->cap_warn;
+  return seq_probe(p) ? c->cap_warn_seq : c->cap_warn;
 }
 
-/* Spells of full rounds at >= warn_fast among the last HIST_N (runs of
- * such rounds with a better one between). */
-static unsigned bad_spells(const dp_health_t *h, const target_t *t) {
-  unsigned spells = 0;
-  for (unsigned k = 0; k < t->nfull; k++)
-    spells += t->full_hist[k] >= h->c.warn_fast &&
-              (k == 0 || !(t->full_hist[k - 1] >= h->c.warn_fast));
-  return spells;
+/* Spells of full rounds at >= level among the newest n (runs of such
+ * rounds with a better one between). */
+static unsigned spells(const target_t *t, double level, unsigned n) {
+  unsigned k, count = 0;
+  for (k = 0; k < n && k < t->nfull; k++)
+    count +=
+        t->full_hist[k] >= level && (k == 0 || !(t->full_hist[k - 1] >= level));
+  return count;
 }
 
-/* The per-probe rules (armed only): capacity, tail, intermittent. */
-static void round_probe_rules(const dp_health_t *h, target_t *t,
-                              const round_ratios_t *r, dp_health_verdict_t *v) {
+/* Full rounds at >= level among the newest n. */
+static unsigned full_at_least(const target_t *t, double level, unsigned n) {
+  return at_least(t->full_hist, t->nfull, n, level);
+}
+
+/* One probe's capacity latch: on when its window (relative to the first
+ * probe's loss) reaches `level` while its newest rounds agree; off only
+ * after cap_clear_n measured full rounds in a row of its own loss below
+ * level / 1.3 (*run counts them). */
+static int cap_latch(int on, double window, double recent, double newest,
+                     unsigned *run, double level, unsigned clear_n) {
+  if (newest == newest)
+    *run = newest < level / 1.3 ? *run + 1 : 0;
+  if (!on && window >= level && recent >= level / 1.3) {
+    *run = 0;
+    return 1;
+  }
+  return on && *run < clear_n;
+}
+
+/* The capacity rule: each probe but the first against the first's loss,
+ * so a whole-disk slowdown is the latency rules' to judge; collapse on a
+ * probe's own loss. */
+static void round_capacity(const dp_health_t *h, target_t *t,
+                           const round_ratios_t *r, dp_health_verdict_t *v) {
   const dp_health_conf_t *c = &h->c;
-  if (!v->armed)
-    return;
-  /* capacity: each probe but the first against the first's loss, so a
-   * whole-disk slowdown is the latency rules' to judge */
-  double worst = NAN, worst_raw = NAN;   /* worst: median / its level */
-  double recent = NAN, recent_raw = NAN; /* the same over RECENT_N rounds */
   unsigned need = c->cap_n / 2 + 1;
   if (!t->confirming) { /* a confirmation's one probe says nothing here */
     if (t->nprobe_hist < HIST_N)
@@ -567,27 +624,40 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
   double ref = c0 > 1 ? c0 : 1;
   double r0 = hist_median(t->craw_hist[0], t->nprobe_hist, RECENT_N, 2);
   double rref = r0 > 1 ? r0 : 1;
+  double worst = NAN; /* the largest median / its level */
+  t->cap_on = t->cap_fail_on = 0;
   for (size_t k = 1; k < t->nprobes; k++) {
+    double level = cap_level(c, &t->probes[k]);
     v->capacity_raw[k] =
         hist_median(t->craw_hist[k], t->nprobe_hist, c->cap_n, need);
     v->capacity[k] = c0 == c0 ? v->capacity_raw[k] / ref : NAN;
-    double norm = v->capacity[k] / cap_level(c, &t->probes[k]);
+    double rr = hist_median(t->craw_hist[k], t->nprobe_hist, RECENT_N, 2);
+    double newest = t->confirming ? NAN : r->c[k];
+    unsigned clear_n =
+        seq_probe(&t->probes[k]) ? c->cap_clear_n_seq : c->cap_clear_n;
+    t->cap_on_k[k] =
+        cap_latch(t->cap_on_k[k], v->capacity[k], r0 == r0 ? rr / rref : NAN,
+                  newest, &t->cap_clear_run[k], level, clear_n);
+    t->capf_on_k[k] = cap_latch(t->capf_on_k[k], v->capacity_raw[k], rr, newest,
+                                &t->capf_clear_run[k], c->cap_fail, clear_n);
+    t->cap_on |= t->cap_on_k[k];
+    t->cap_fail_on |= t->capf_on_k[k];
+    /* the probe the words name: the worst of those on, else of all */
+    double norm = v->capacity[k] / level;
+    if (t->cap_on_k[k] || t->capf_on_k[k])
+      norm = norm == norm ? norm + 1e6 : 1e6;
     if (norm == norm && (norm > worst || !(worst == worst))) {
       worst = norm;
       v->capacity_probe = k;
     }
-    if (v->capacity_raw[k] > worst_raw || !(worst_raw == worst_raw))
-      worst_raw = v->capacity_raw[k];
-    double rr = hist_median(t->craw_hist[k], t->nprobe_hist, RECENT_N, 2);
-    double rn = r0 == r0 ? rr / rref / cap_level(c, &t->probes[k]) : NAN;
-    if (rn == rn && (rn > recent || !(recent == recent)))
-      recent = rn;
-    if (rr == rr && (rr > recent_raw || !(recent_raw == recent_raw)))
-      recent_raw = rr;
   }
-  t->cap_on = hold(t->cap_on, worst, recent, 1.0);
-  t->cap_fail_on = hold(t->cap_fail_on, worst_raw, recent_raw, c->cap_fail);
-  /* tail: the smallest of the probes' tail ratios (the whole disk's) */
+}
+
+/* The tail rules: every probe's (the smallest of their ratios, its
+ * median over tail_n rounds) and one probe's own. */
+static void round_tail(const dp_health_t *h, target_t *t,
+                       const round_ratios_t *r, dp_health_verdict_t *v) {
+  const dp_health_conf_t *c = &h->c;
   double tail = INFINITY;
   unsigned measured = 0;
   for (size_t k = 0; k < t->nprobes; k++)
@@ -613,9 +683,9 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
       hold(t->tail_on, v->tail,
            hist_median(t->tail_hist, t->ntail, RECENT_N, 2), c->tail_warn);
   /* one probe's tail: the probe whose tail_probe_k-th largest of its last
-   * tail_n judged ratios is the largest; it falls below the level / 1.3 once
-   * tail_n - tail_probe_k + 1 (4) rounds are, so no recent figure is
-   * needed to clear it fast */
+   * tail_n judged ratios is the largest; it falls below the level / 1.3
+   * once tail_n - tail_probe_k + 1 (4) rounds are, and fires only while
+   * its newest judged rounds agree */
   for (size_t k = 0; k < t->nprobes; k++) {
     double x =
         kth_largest(t->ptail_hist[k], t->nptail[k], c->tail_n, c->tail_probe_k);
@@ -624,23 +694,38 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
       v->tail_which = k;
     }
   }
-  t->ptail_on = hold(t->ptail_on, v->tail_probe, NAN, c->tail_probe_warn);
-  /* the last 10 full rounds: confirmations of one bad spell are one spell
-   * (and do not push full rounds out of the window); on at inter_k of
-   * them, off once the newest 5 have no such round */
-  v->intermittent = 0;
-  unsigned recent_bad = 0;
-  for (unsigned k = 0; k < t->nfull; k++) {
-    int bad = t->full_hist[k] >= c->warn_fast;
-    v->intermittent += bad;
-    recent_bad += bad && k < 5;
-  }
-  /* in two spells at least: one sustained fault that ended is not one
-   * that comes and goes */
-  if (v->intermittent >= c->inter_k && bad_spells(h, t) >= 2)
-    t->inter_on = 1;
-  else if (recent_bad == 0)
-    t->inter_on = 0;
+  double recent = v->tail_probe == v->tail_probe
+                      ? hist_median(t->ptail_hist[v->tail_which],
+                                    t->nptail[v->tail_which], RECENT_N, 2)
+                      : NAN;
+  t->ptail_on = hold(t->ptail_on, v->tail_probe, recent, c->tail_probe_warn);
+}
+
+/* The intermittent rules over the full rounds (confirmations of one bad
+ * spell are one spell and do not push full rounds out): at `level` in k
+ * of the newest n, in two spells or more, a bad round among the newest
+ * RECENT_N; off once the newest QUIET_N have none. */
+static int intermittent_latch(const target_t *t, int on, double level,
+                              unsigned k, unsigned n, unsigned *count) {
+  *count = full_at_least(t, level, n);
+  if (!on)
+    return *count >= k && spells(t, level, n) >= 2 &&
+           full_at_least(t, level, RECENT_N) > 0;
+  return full_at_least(t, level, QUIET_N) > 0;
+}
+
+/* The per-probe rules (armed only): capacity, tail, intermittent. */
+static void round_probe_rules(const dp_health_t *h, target_t *t,
+                              const round_ratios_t *r, dp_health_verdict_t *v) {
+  const dp_health_conf_t *c = &h->c;
+  if (!v->armed)
+    return;
+  round_capacity(h, t, r, v);
+  round_tail(h, t, r, v);
+  t->inter_on = intermittent_latch(t, t->inter_on, c->warn_fast, c->inter_k,
+                                   HIST_N, &v->intermittent);
+  t->recur_on = intermittent_latch(t, t->recur_on, c->recur_level, c->recur_k,
+                                   c->recur_n, &v->recurring);
 }
 
 /* The baseline rule: the round's slowdown against the baseline, judged
@@ -657,16 +742,7 @@ static dp_health_level_t round_baseline(const dp_health_t *h, target_t *t,
     return DP_HEALTH_OK;
   round_slowdown(h, t, r, v);
   round_probe_rules(h, t, r, v);
-  dp_health_level_t l = baseline_rule(h, t, detail);
-  /* recovering: confirmation rounds end the hold within about an interval,
-   * unless the fault came and went before (an earlier bad spell among the
-   * last full rounds): then the hold runs its clear_rounds full rounds, so
-   * a fault that comes back each few intervals is held between its
-   * windows rather than an OKAY and a new WARNING each time */
-  if (strcmp(*detail, "held") == 0 && v->slowdown < h->c.clear &&
-      bad_spells(h, t) <= 1)
-    v->suspect = 1;
-  return l;
+  return baseline_rule(h, t, detail);
 }
 
 /* The ceiling rule: the first probe's p50 against the class's. */
@@ -704,10 +780,39 @@ static void round_peers(const dp_health_t *h, size_t i,
   }
 }
 
-/* Every rule's level, the worst of them and why. */
-static void round_verdict(target_t *t, dp_health_level_t base,
-                          const char *base_detail, const round_ratios_t *r,
-                          dp_health_verdict_t *v) {
+/* The target's level from every rule's: the worst of them, and once
+ * armed, a target that was not OK stays WARNING ("recovering") until
+ * every rule is clear and S has been below clear for clear_rounds rounds
+ * in a row (health.h, "One level per target"). */
+static void round_level(const dp_health_t *h, target_t *t,
+                        dp_health_verdict_t *v) {
+  v->level = DP_HEALTH_OK;
+  v->why = DP_RULE_BASELINE;
+  for (int k = 0; k < DP_RULE_COUNT; k++)
+    if (v->rule[k] > v->level) {
+      v->level = v->rule[k];
+      v->why = (dp_health_rule_t)k;
+    }
+  if (v->level == DP_HEALTH_OK && t->level != DP_HEALTH_OK)
+    v->why = t->held_why; /* the OKAY pairs with the rule that held it */
+  if (v->level == DP_HEALTH_OK && v->armed && t->level != DP_HEALTH_OK &&
+      t->clear_run < h->c.clear_rounds) {
+    v->level = DP_HEALTH_WARNING;
+    v->why = t->held_why;
+    v->recovering = 1;
+    /* confirmations end the recovery within about an interval, unless
+     * the fault came and went before (an earlier bad spell among the last
+     * full rounds): a fault that comes back each few intervals is held
+     * between its windows rather than an OKAY and a new WARNING each time */
+    if (v->slowdown < h->c.clear && spells(t, h->c.warn_fast, HIST_N) <= 1)
+      v->suspect = 1;
+  }
+}
+
+/* Every rule's level, the target's and why. */
+static void round_verdict(const dp_health_t *h, target_t *t,
+                          dp_health_level_t base, const char *base_detail,
+                          const round_ratios_t *r, dp_health_verdict_t *v) {
   v->rule[DP_RULE_BASELINE] = base;
   v->rule[DP_RULE_CEILING] = t->crawl_run >= 2 ? DP_HEALTH_FAILURE
                              : t->ceil_on      ? DP_HEALTH_WARNING
@@ -725,24 +830,28 @@ static void round_verdict(target_t *t, dp_health_level_t base,
                                              : DP_HEALTH_OK;
   v->rule[DP_RULE_TAIL] =
       t->tail_on || t->ptail_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
-  v->rule[DP_RULE_INTERMITTENT] =
-      v->armed && t->inter_on ? DP_HEALTH_WARNING : DP_HEALTH_OK;
+  v->rule[DP_RULE_INTERMITTENT] = v->armed && (t->inter_on || t->recur_on)
+                                      ? DP_HEALTH_WARNING
+                                      : DP_HEALTH_OK;
   v->rule[DP_RULE_PROBING] = DP_HEALTH_OK; /* a round came: it probes */
   t->probing_fail = 0;
-  v->level = DP_HEALTH_OK;
-  v->why = DP_RULE_BASELINE;
-  for (int k = 0; k < DP_RULE_COUNT; k++)
-    if (v->rule[k] > v->level) {
-      v->level = v->rule[k];
-      v->why = (dp_health_rule_t)k;
-    }
-  v->why_detail = v->why == DP_RULE_BASELINE                     ? base_detail
+  round_level(h, t, v);
+  v->why_detail = v->recovering                                  ? "recovering"
+                  : v->level == DP_HEALTH_OK                     ? ""
+                  : v->why == DP_RULE_BASELINE                   ? base_detail
                   : v->why == DP_RULE_ERRORS && !r->errors       ? "no-space"
                   : v->why == DP_RULE_CAPACITY && t->cap_fail_on ? "collapse"
-                  : v->why == DP_RULE_CEILING && t->crawl_run >= 2
-                      ? "crawl"
+                  : v->why == DP_RULE_CEILING && t->crawl_run >= 2 ? "crawl"
+                  : v->why == DP_RULE_INTERMITTENT && !t->inter_on
+                      ? "recurring"
                       : dp_health_rule_name(v->why);
+  if (v->level != DP_HEALTH_OK && !v->recovering) {
+    t->held_why = v->why;
+    t->held_detail = v->why_detail;
+  }
   v->changed = v->level != v->prev_level;
+  if (v->changed && v->level == DP_HEALTH_OK && v->armed)
+    windows_restart(t);
   t->level = v->level;
 }
 
@@ -752,9 +861,8 @@ static void round_learn(const dp_health_t *h, target_t *t,
                         const dp_health_verdict_t *v, const round_ratios_t *r) {
   const dp_health_conf_t *c = &h->c;
   unsigned cap = c->horizon_rounds;
-  if (t->confirming || v->rule[DP_RULE_BASELINE] != DP_HEALTH_OK ||
-      r->stalled || r->errors || r->nospace || t->cap_on || t->cap_fail_on ||
-      t->tail_on || t->ptail_on ||
+  if (t->confirming || v->level != DP_HEALTH_OK || r->stalled || r->errors ||
+      r->nospace || t->cap_on || t->cap_fail_on || t->tail_on || t->ptail_on ||
       v->rule[DP_RULE_INTERMITTENT] != DP_HEALTH_OK)
     return;
   if (v->armed) { /* a round that looks degraded is not learned either */
@@ -798,7 +906,7 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
   dp_health_level_t base = round_baseline(h, t, &r, v, &base_detail);
   round_ceiling(h, t, &obs[0]);
   round_peers(h, i, &obs[0], v);
-  round_verdict(t, base, base_detail, &r, v);
+  round_verdict(h, t, base, base_detail, &r, v);
   round_learn(h, t, obs, v, &r);
 }
 
@@ -832,6 +940,7 @@ void dp_health_not_probing(dp_health_t *h, size_t i, const char *why,
   pending_reset(t);
   round_start(t, v);
   t->probing_fail = 1;
+  t->clear_run = 0;
   snprintf(t->probing_why, sizeof(t->probing_why), "%s", why ? why : "");
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++) {
     const probe_t *p = &t->probes[k];
@@ -868,6 +977,20 @@ static void fmt_s(double x, char *buf, size_t len) {
     snprintf(buf, len, "%.3g us", x * 1e6);
 }
 
+/* An OKAY's words: each probe's p50 and IOPS against its baseline, the
+ * figures that show the recovery. */
+static void describe_okay(const dp_health_t *h, const target_t *t,
+                          const dp_health_verdict_t *v, char *buf, size_t len) {
+  size_t at = (size_t)snprintf(buf, len, "OKAY: back to its baseline:");
+  for (size_t k = 0; k < t->nprobes && at < len; k++)
+    at += (size_t)snprintf(buf + at, len - at, "%s %s p50 %.2fx IOPS %.2fx",
+                           k ? "," : "", t->probes[k].name,
+                           v->probe_p50_ratio[k], v->probe_iops_ratio[k]);
+  if (at < len)
+    snprintf(buf + at, len - at, "; slowdown %.2fx, %u rounds below %gx",
+             v->slowdown, v->clear_run, h->c.clear);
+}
+
 /* The verdict's words without the target: level, rule, probe, figures. */
 static void describe_what(const dp_health_t *h, const target_t *t,
                           const dp_health_verdict_t *v, char *buf, size_t len) {
@@ -886,10 +1009,17 @@ static void describe_what(const dp_health_t *h, const target_t *t,
                v->changed ? "OKAY: back to normal" : "OK", v->baseline_rounds,
                c->arm_rounds);
     else if (v->changed)
-      snprintf(buf, len, "OKAY: back to its baseline (slowdown %.2fx)",
-               v->slowdown);
+      describe_okay(h, t, v, buf, len);
     else
       snprintf(buf, len, "OK: slowdown %.2fx its baseline", v->slowdown);
+    return;
+  }
+  if (v->recovering) {
+    snprintf(buf, len,
+             "WARNING, recovering from %s: slowdown %.2fx; OKAY after %u "
+             "rounds in a row below %gx (%u so far) with every rule clear",
+             t->held_detail ? t->held_detail : dp_health_rule_name(v->why),
+             v->slowdown, c->clear_rounds, c->clear, v->clear_run);
     return;
   }
   switch (v->why) {
@@ -904,11 +1034,16 @@ static void describe_what(const dp_health_t *h, const target_t *t,
                c->warn_slow, c->warn_slow_k, c->warn_slow_n);
     else if (strcmp(v->why_detail, "fail") == 0)
       snprintf(thr, sizeof(thr), "threshold %gx in 3 of 3 rounds", c->fail);
-    else {
+    else if (strcmp(v->why_detail, "throttled") == 0) {
+      fmt_s(v->base_p50_s[0], base, sizeof(base));
+      fmt_s(v->p50_s[0], now, sizeof(now));
       snprintf(buf, len,
-               "WARNING, recovering: slowdown %.2fx, held until %u rounds in a "
-               "row below %gx",
-               v->slowdown, c->clear_rounds, c->clear);
+               "%s by throttled: probe %s lost IOPS with its p50 flat (IOPS "
+               "%.0f vs %.0f, p50 %s vs %s; mean and IOPS %.2fx off, "
+               "threshold %gx in %u rounds in a row): a throttled or bursty "
+               "volume, I/O held back in bursts",
+               lvl, t->probes[0].name, v->iops[0], v->base_iops[0], now, base,
+               v->bursty_first, c->burst_warn, c->burst_k);
       return;
     }
     fmt_s(v->base_p50_s[k], base, sizeof(base));
@@ -995,10 +1130,19 @@ static void describe_what(const dp_health_t *h, const target_t *t,
              lvl, v->tail, c->tail_n, c->tail_warn);
     return;
   case DP_RULE_INTERMITTENT:
-    snprintf(buf, len,
-             "%s by intermittent: %u of the last %d rounds at >= %gx its "
-             "baseline (threshold %u): a fault that comes and goes",
-             lvl, v->intermittent, HIST_N, c->warn_fast, c->inter_k);
+    if (strcmp(v->why_detail, "recurring") == 0)
+      snprintf(buf, len,
+               "%s by recurring: %u of the last %u rounds at >= %gx its "
+               "baseline (on at %u in two spells or more, off after %d "
+               "rounds below): a fault that comes and goes",
+               lvl, v->recurring, c->recur_n, c->recur_level, c->recur_k,
+               QUIET_N);
+    else
+      snprintf(buf, len,
+               "%s by intermittent: %u of the last %d rounds at >= %gx its "
+               "baseline (on at %u in two spells or more, off after %d "
+               "rounds below): a fault that comes and goes",
+               lvl, v->intermittent, HIST_N, c->warn_fast, c->inter_k, QUIET_N);
     return;
   case DP_RULE_PROBING:
     snprintf(buf, len, "%s by probing: the target is not probing: %s", lvl,

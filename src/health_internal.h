@@ -10,6 +10,7 @@
 
 #define HIST_N 10 /* rounds of S remembered for k-of-n rules */
 #define TAIL_N 15 /* rounds of the tail statistic (its window) */
+#define FULL_N 20 /* full rounds of S remembered (the intermittent rules) */
 #define NAME_MAX_ 64
 #define KEY_MAX_ 64
 
@@ -41,14 +42,21 @@ typedef struct {
   double s_hist[HIST_N], u_hist[HIST_N]; /* newest at [0] */
   /* S of the full rounds only (no confirmation), newest at [0]: the
    * intermittent rule's, which confirmations must not crowd out */
-  double full_hist[HIST_N];
+  double full_hist[FULL_N];
   unsigned nfull;
   int confirming; /* the round being judged is one */
   unsigned unmeasured_run[DP_HEALTH_PROBES_MAX]; /* skipped rounds in a row */
   unsigned crawl_run; /* rounds in a row at a crawl (ceiling rule) */
   unsigned nhist;
-  dp_health_level_t base_held;
-  unsigned clear_run, ceil_run, ceil_clear_run, peer_run, peer_clear_run;
+  /* the recovery (health.h, "One level per target"): rounds in a row
+   * with S below clear, and the rule that held the target last */
+  unsigned clear_run;
+  dp_health_rule_t held_why;
+  const char *held_detail; /* a static string */
+  unsigned ceil_run, ceil_clear_run, peer_run, peer_clear_run;
+  /* throttled: the first probe's bursty ratio, rounds in a row */
+  unsigned burst_run, burst_clear_run;
+  int burst_on;
   int ceil_on, peer_on;
   int failslow_on; /* dp_health_set_failslow */
   double failslow_score;
@@ -61,7 +69,12 @@ typedef struct {
   double ptail_hist[DP_HEALTH_PROBES_MAX][TAIL_N]; /* one probe's tail, */
   unsigned nptail[DP_HEALTH_PROBES_MAX]; /* of the rounds it judged only */
   unsigned ntail;
-  int cap_on, cap_fail_on, tail_on, ptail_on, inter_on;
+  int cap_on, cap_fail_on, tail_on, ptail_on, inter_on, recur_on;
+  /* the capacity rule per probe: on, and its measured rounds in a row of
+   * its own loss below the level / 1.3 (warn) and cap_fail / 1.3 */
+  int cap_on_k[DP_HEALTH_PROBES_MAX], capf_on_k[DP_HEALTH_PROBES_MAX];
+  unsigned cap_clear_run[DP_HEALTH_PROBES_MAX];
+  unsigned capf_clear_run[DP_HEALTH_PROBES_MAX];
   int probing_fail; /* dp_health_not_probing until the next round */
   char probing_why[128];
   dp_health_level_t level;

@@ -213,19 +213,36 @@ static void test_bursty_needs_mean_and_iops(void **state) {
     fail_msg("bursty 10x: warned at round %d, expected 2", warned);
   dp_health_free(h);
 
-  /* only one of two probes bursty: the round's S ignores it (the second
-   * probe disagrees), so no latency rule fires at 3x; a probe at >= 8x for
-   * 3 rounds is a FAILURE on its own */
-  h = make(1, DP_MEDIA_SSD);
-  arm(h, 0, 30);
-  for (int r = 0; r < 20; r++) {
-    healthy(o, 0);
-    o[0].mean_s *= 3;
-    o[0].iops /= 3;
-    dp_health_verdict_t v = feed(h, 0, o);
-    assert_int_equal(v.rule[DP_RULE_BASELINE], DP_HEALTH_OK);
+  /* only one of two probes bursty: the round's S ignores it (the other
+   * probe disagrees), so no latency rule fires at 3x on the deeper probe;
+   * on the first probe, with its p50 flat, it is "throttled" at the 5th
+   * round in a row (a token bucket); a probe at >= 8x for 3 rounds is a
+   * FAILURE on its own */
+  for (int first = 0; first < 2; first++) {
+    h = make(1, DP_MEDIA_SSD);
+    arm(h, 0, 30);
+    int fired = 0;
+    for (int r = 1; r <= 20; r++) {
+      healthy(o, 0);
+      o[first ? 0 : 1].mean_s *= 3;
+      o[first ? 0 : 1].iops /= 3;
+      dp_health_verdict_t v = feed(h, 0, o);
+      assert_true(v.slowdown < 1.9);
+      if (!fired && v.rule[DP_RULE_BASELINE] != DP_HEALTH_OK) {
+        fired = r;
+        assert_string_equal(v.why_detail, "throttled");
+        char words[400];
+        dp_health_describe(h, 0, &v, words, sizeof(words));
+        assert_non_null(strstr(words, "WARNING by throttled: probe "
+                                      "randread-qd1 lost IOPS with its p50 "
+                                      "flat"));
+      }
+    }
+    if (fired != (first ? 5 : 0))
+      fail_msg("probe %d bursty 3x: baseline rule at round %d, want %d",
+               first ? 0 : 1, fired, first ? 5 : 0);
+    dp_health_free(h);
   }
-  dp_health_free(h);
   h = make(1, DP_MEDIA_SSD);
   arm(h, 0, 30);
   dp_health_verdict_t v;
@@ -563,10 +580,10 @@ static void test_tail_one_probe(void **state) {
 /* A sustained fault that ended is not intermittent: 12 rounds 10x slower,
  * then healthy rounds, never say "intermittent" (it used to hold the
  * target at WARNING for 5 more rounds), and a window still full of the
- * fault holds no windowed rule past the newest rounds' median (capacity's
- * collapse fired during a recovery). The
- * recovering rounds are suspect, so confirmations end the baseline
- * rule's hold fast: OK at the second full round instead of the third. */
+ * fault fires no windowed rule (capacity's collapse fired during a
+ * recovery). The recovering rounds are suspect, so confirmations count
+ * towards the recovery's 3 rounds below 1.3x; the collapsed probe's own
+ * capacity is judged on full rounds only. */
 static void test_recovery_after_sustained_fault(void **state) {
   (void)state;
   dp_health_t *h = make(1, DP_MEDIA_SSD);
@@ -583,7 +600,7 @@ static void test_recovery_after_sustained_fault(void **state) {
     healthy(o, 0);
     v = feed(h, 0, o);
     assert_int_equal(v.rule[DP_RULE_INTERMITTENT], DP_HEALTH_OK);
-    if (r >= 2) /* the newest 3 rounds' median: 2 of them healthy */
+    if (r >= 2) /* the collapsed probe's own loss back 2 rounds */
       assert_int_equal(v.rule[DP_RULE_CAPACITY], DP_HEALTH_OK);
     suspect |= v.level != DP_HEALTH_OK && v.suspect;
     if (!ok_at && v.level == DP_HEALTH_OK)
@@ -603,17 +620,23 @@ static void test_recovery_after_sustained_fault(void **state) {
   }
   healthy(o, 0);
   v = feed(h, 0, o);
-  assert_int_equal(v.rule[DP_RULE_BASELINE], DP_HEALTH_WARNING); /* held */
-  assert_true(v.suspect);
-  v = confirm_round(h, 1);
-  assert_int_equal(v.rule[DP_RULE_BASELINE], DP_HEALTH_WARNING);
-  v = confirm_round(h, 1);
   assert_int_equal(v.rule[DP_RULE_BASELINE], DP_HEALTH_OK);
-  /* the capacity rule's newest 3 full rounds still held 2 of the fault:
-   * the next full round is OK */
-  healthy(o, 0);
-  v = feed(h, 0, o);
-  assert_int_equal(v.level, DP_HEALTH_OK);
+  assert_true(v.level >= DP_HEALTH_WARNING);
+  assert_int_equal(v.why, DP_RULE_CAPACITY); /* the deep probe's collapse */
+  v = confirm_round(h, 1);
+  v = confirm_round(h, 1);
+  /* the deep probe's own loss must be back for 2 full rounds: its rule
+   * holds the target through the confirmations, then the next full
+   * round clears it (the confirmations made the 3 rounds below 1.3x) */
+  assert_true(v.level >= DP_HEALTH_WARNING);
+  ok_at = 0;
+  for (int r = 1; r <= 4 && !ok_at; r++) {
+    healthy(o, 0);
+    if (feed(h, 0, o).level == DP_HEALTH_OK)
+      ok_at = r;
+  }
+  if (ok_at != 1)
+    fail_msg("OK at full round %d after the confirmations, want 1", ok_at);
   dp_health_free(h);
 }
 
@@ -641,6 +664,154 @@ static void test_intermittent_held_between_windows(void **state) {
   if (okays > 1)
     fail_msg("%d OKAYs during the fault, want at most 1", okays);
   assert_true(v.level >= DP_HEALTH_WARNING); /* held, between windows */
+  dp_health_free(h);
+}
+
+/* A fault's whole life, round by round: `fault` rounds of inject(o, j),
+ * then `after` healthy rounds. Counts OKAY transitions during the fault
+ * and on rounds whose own slowdown is >= 1.3x, and returns the rounds from
+ * the first warning's onset (0: none) and from the recovery to the OKAY
+ * (0: none within `after`). */
+typedef void (*inject_fn)(dp_health_obs_t o[2], int j);
+typedef struct {
+  int warned_at, ok_in_fault, ok_at_slow, okay_after, again;
+} life_t;
+static life_t fault_life(inject_fn inject, int fault, int after) {
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  life_t l = {0, 0, 0, 0, 0};
+  dp_health_obs_t o[2];
+  for (int j = 0; j < fault + after; j++) {
+    healthy(o, (j % 5) / 4.0);
+    if (j < fault)
+      inject(o, j);
+    dp_health_verdict_t v = feed(h, 0, o);
+    int okay = v.changed && v.level == DP_HEALTH_OK;
+    if (!l.warned_at && v.level != DP_HEALTH_OK)
+      l.warned_at = j + 1;
+    l.ok_in_fault += okay && j < fault;
+    l.ok_at_slow += okay && v.slowdown >= 1.3;
+    if (okay && j >= fault && !l.okay_after)
+      l.okay_after = j - fault + 1;
+    else if (l.okay_after && v.changed)
+      l.again++;
+    if (okay) { /* the words show each probe against its baseline */
+      char words[400];
+      dp_health_describe(h, 0, &v, words, sizeof(words));
+      assert_non_null(strstr(words, "OKAY: back to its baseline: "
+                                    "randread-qd1 p50 "));
+      assert_non_null(strstr(words, "randread-qd32 p50 "));
+    }
+  }
+  dp_health_free(h);
+  return l;
+}
+
+static void scale_probe(dp_health_obs_t *o, double f) {
+  o->p50_s *= f;
+  o->mean_s *= f;
+  o->iops /= f;
+}
+/* QD32 lost a third of its IOPS, then from the 10th round the whole disk
+ * 3x on top: the capacity rule's clearing must not hand over to the
+ * baseline rule through an OKAY */
+static void cap_then_disk(dp_health_obs_t o[2], int j) {
+  scale_probe(&o[1], 3);
+  if (j >= 10)
+    for (int k = 0; k < 2; k++)
+      scale_probe(&o[k], 3);
+}
+/* QD32 at a third while the first probe is noisy (every 3rd round 2x):
+ * the capacity rule divides by the first probe's loss, and must not flap */
+static void cap_noisy_first(dp_health_obs_t o[2], int j) {
+  scale_probe(&o[1], 3);
+  if (j % 3 == 0)
+    scale_probe(&o[0], 2);
+}
+static void alt3(dp_health_obs_t o[2], int j) {
+  if (j % 2 == 0)
+    for (int k = 0; k < 2; k++)
+      scale_probe(&o[k], 3);
+}
+static void alt2(dp_health_obs_t o[2], int j) {
+  if (j % 2 == 0)
+    for (int k = 0; k < 2; k++)
+      scale_probe(&o[k], 2);
+}
+/* a token bucket: the first probe's IOPS halved, mean doubled, p50 flat */
+static void qd1_throttled(dp_health_obs_t o[2], int j) {
+  (void)j;
+  o[0].mean_s *= 2;
+  o[0].iops /= 2;
+}
+static void disk2(dp_health_obs_t o[2], int j) {
+  (void)j;
+  for (int k = 0; k < 2; k++)
+    scale_probe(&o[k], 2);
+}
+
+static void test_fault_lives(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    inject_fn inject;
+    int warn_within;
+  } cases[] = {{"QD32 /3 then disk 3x", cap_then_disk, 5},
+               {"QD32 /3, QD1 noisy", cap_noisy_first, 5},
+               {"alternate rounds 3x", alt3, 20},
+               {"alternate rounds 2x", alt2, 30},
+               {"QD1 IOPS /2, p50 flat", qd1_throttled, 6},
+               {"disk 2x", disk2, 10}};
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    life_t l = fault_life(cases[c].inject, 40, 20);
+    if (l.warned_at == 0 || l.warned_at > cases[c].warn_within)
+      fail_msg("%s: warned at round %d, want 1..%d", cases[c].name, l.warned_at,
+               cases[c].warn_within);
+    if (l.ok_in_fault || l.ok_at_slow)
+      fail_msg("%s: %d OKAYs during the fault, %d at a slowdown >= 1.3x",
+               cases[c].name, l.ok_in_fault, l.ok_at_slow);
+    if (l.okay_after == 0 || l.okay_after > 5 || l.again)
+      fail_msg("%s: OKAY %d rounds after the recovery (want 1..5), %d "
+               "changes after it",
+               cases[c].name, l.okay_after, l.again);
+  }
+}
+
+/* A recovered target is recovering, not OK, while its rounds are still
+ * slow (S >= 1.3) though no rule fires; and at the OKAY the windows start
+ * afresh: a warn-slow window full of the fault does not fire again on one
+ * slow round after it. */
+static void test_recovering_and_fresh_windows(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_obs_t o[2];
+  dp_health_verdict_t v;
+  for (int r = 0; r < 8; r++) {
+    slowed(o, 2, 0);
+    v = feed(h, 0, o);
+  }
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  for (int r = 0; r < 6; r++) { /* ~1.35x its baseline: no rule, not back */
+    slowed(o, 1.42, 0);
+    v = feed(h, 0, o);
+    assert_int_equal(v.level, DP_HEALTH_WARNING);
+  }
+  assert_true(v.recovering);
+  assert_string_equal(v.why_detail, "recovering");
+  char words[400];
+  dp_health_describe(h, 0, &v, words, sizeof(words));
+  assert_non_null(strstr(words, "WARNING, recovering from warn"));
+  assert_non_null(strstr(words, "OKAY after 3 rounds in a row below 1.3x"));
+  for (int r = 0; r < 3; r++) {
+    healthy(o, 0);
+    v = feed(h, 0, o);
+  }
+  assert_int_equal(v.level, DP_HEALTH_OK);
+  assert_true(v.changed);
+  slowed(o, 1.5, 0); /* one slow round: warn-slow's window starts afresh */
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_OK);
   dp_health_free(h);
 }
 
@@ -1048,6 +1219,10 @@ static void test_failslow_rule(void **state) {
   healthy(o, 0);
   assert_int_equal(feed(h, 1, o).why, DP_RULE_FAILSLOW);
   dp_health_set_failslow(h, 1, 0, 1.02, 11);
+  /* the stall's round is among the last 3: recovering, then OK */
+  v = feed(h, 1, o);
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  assert_true(v.recovering);
   v = feed(h, 1, o);
   assert_int_equal(v.level, DP_HEALTH_OK);
   assert_true(v.changed);
@@ -1087,6 +1262,8 @@ int main(void) {
       cmocka_unit_test(test_tail_one_probe),
       cmocka_unit_test(test_recovery_after_sustained_fault),
       cmocka_unit_test(test_intermittent_held_between_windows),
+      cmocka_unit_test(test_fault_lives),
+      cmocka_unit_test(test_recovering_and_fresh_windows),
       cmocka_unit_test(test_state_file),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
