@@ -84,7 +84,8 @@ int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
       !(c->recur_level > c->clear) || c->recur_n > FULL_N || c->recur_k < 2 ||
       c->recur_k > c->recur_n || c->cap_clear_n == 0 ||
       c->cap_clear_n > HIST_N || c->cap_clear_n_seq == 0 ||
-      c->cap_clear_n_seq > HIST_N || !(c->burst_warn > 1) || c->burst_k == 0)
+      c->cap_clear_n_seq > HIST_N || !(c->burst_warn > 1) || c->burst_k == 0 ||
+      c->burst_k > 16)
     return -EINVAL;
   dp_health_t *h = calloc(1, sizeof(*h));
   if (h == NULL)
@@ -339,18 +340,21 @@ static double second_largest(const double *x, size_t n) {
   return n >= 2 ? b : a;
 }
 
-/* The throttled rule: the first probe's bursty ratio at burst_warn with
- * its p50 flat, burst_k rounds in a row (confirmations count); off after
+/* The throttled rule: g, the first probe's bursty ratio over its p50
+ * ratio, at burst_warn with its p50 flat in burst_k of the last burst_k +
+ * 1 rounds, the newest among them (confirmations count); off after
  * clear_rounds rounds below burst_warn / 1.3. A round it does not measure
  * (NaN) changes nothing. */
-static void throttled_rule(const dp_health_conf_t *c, target_t *t, double b0,
+static void throttled_rule(const dp_health_conf_t *c, target_t *t, double g,
                            double u0) {
-  if (!(b0 == b0))
+  if (!(g == g))
     return;
-  int bursty = b0 >= c->burst_warn && !(u0 >= c->warn_slow);
-  t->burst_run = bursty ? t->burst_run + 1 : 0;
-  t->burst_clear_run = b0 < c->burst_warn / 1.3 ? t->burst_clear_run + 1 : 0;
-  if (!t->burst_on && t->burst_run >= c->burst_k)
+  unsigned bursty = g >= c->burst_warn && !(u0 >= c->warn_slow);
+  unsigned window = (1u << (c->burst_k + 1)) - 1;
+  t->burst_bits = ((t->burst_bits << 1) | bursty) & window;
+  t->burst_clear_run = g < c->burst_warn / 1.3 ? t->burst_clear_run + 1 : 0;
+  if (!t->burst_on && bursty &&
+      (unsigned)__builtin_popcount(t->burst_bits) >= c->burst_k)
     t->burst_on = 1;
   else if (t->burst_on && t->burst_clear_run >= c->clear_rounds)
     t->burst_on = 0;
@@ -545,10 +549,13 @@ static void round_slowdown(const dp_health_t *h, target_t *t,
   /* the recovery's count: S below clear, rounds in a row (NaN is not) */
   t->clear_run = v->slowdown < h->c.clear ? t->clear_run + 1 : 0;
   v->clear_run = t->clear_run;
-  throttled_rule(&h->c, t, b[0], u[0]);
-  v->bursty_first = b[0];
-  v->suspect = v->slowdown >= h->c.warn ||
-               (b[0] >= h->c.burst_warn && !(u[0] >= h->c.warn_slow));
+  /* mean latency and IOPS off by more than p50 is: a disk that is fast
+   * or slow as a whole for minutes moves all three */
+  v->bursty_first = b[0] / u[0];
+  throttled_rule(&h->c, t, v->bursty_first, u[0]);
+  v->suspect =
+      v->slowdown >= h->c.warn ||
+      (v->bursty_first >= h->c.burst_warn && !(u[0] >= h->c.warn_slow));
 }
 
 /* On at `on` or above, off below on / 1.3; a NaN (not measured) keeps the
@@ -1039,11 +1046,11 @@ static void describe_what(const dp_health_t *h, const target_t *t,
       fmt_s(v->p50_s[0], now, sizeof(now));
       snprintf(buf, len,
                "%s by throttled: probe %s lost IOPS with its p50 flat (IOPS "
-               "%.0f vs %.0f, p50 %s vs %s; mean and IOPS %.2fx off, "
-               "threshold %gx in %u rounds in a row): a throttled or bursty "
-               "volume, I/O held back in bursts",
+               "%.0f vs %.0f, p50 %s vs %s; mean latency and IOPS %.2fx "
+               "further off than p50, threshold %gx in %u of %u rounds): a "
+               "throttled or bursty volume, I/O held back in bursts",
                lvl, t->probes[0].name, v->iops[0], v->base_iops[0], now, base,
-               v->bursty_first, c->burst_warn, c->burst_k);
+               v->bursty_first, c->burst_warn, c->burst_k, c->burst_k + 1);
       return;
     }
     fmt_s(v->base_p50_s[k], base, sizeof(base));

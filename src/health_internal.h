@@ -54,8 +54,9 @@ typedef struct {
   dp_health_rule_t held_why;
   const char *held_detail; /* a static string */
   unsigned ceil_run, ceil_clear_run, peer_run, peer_clear_run;
-  /* throttled: the first probe's bursty ratio, rounds in a row */
-  unsigned burst_run, burst_clear_run;
+  /* throttled: the first probe's bursty rounds (newest at bit 0) and its
+   * rounds in a row below the level / 1.3 */
+  unsigned burst_bits, burst_clear_run;
   int burst_on;
   int ceil_on, peer_on;
   int failslow_on; /* dp_health_set_failslow */

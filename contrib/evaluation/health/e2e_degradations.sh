@@ -24,6 +24,9 @@
 #                sequential probe's / F: every probe at least F x slower
 #   qd32div10/3  read IOPS capped at QD32's IOPS / F (above QD1's rate when
 #                the device allows: said in the table otherwise)
+#   qd1half      read IOPS capped at QD1's IOPS / 2: QD1 loses half its
+#                IOPS with its p50 flat (the throttle releases I/O in
+#                slices), the deeper probes far more
 #   seqdiv2      read bytes/s capped at the sequential probe's / 2, the cap
 #                calibrated (lowered, by at most 2x, by bisection) so that
 #                the sequential probe of `diskprobe watch` rounds in the
@@ -53,7 +56,8 @@
 # to a few percent of its Duration, so the figures are a smoke test only.
 # Full: ~33 minutes (15 fault rounds: the one-probe tail rule needs 12).
 # Environment: IVL ARM_IVL HEALTHY_ROUNDS FAULT_ROUNDS RECOVER_ROUNDS
-# override the schedule; KEEP_TMP=1 keeps the work directory (logs, CSV).
+# override the schedule; ONLY="qd1half control" runs those scenarios alone;
+# KEEP_TMP=1 keeps the work directory (logs, CSV).
 # Needs root, loop devices, block I/O throttling, collectd, /dev/fuse and
 # Debian's python3-fusepy (exit 77 otherwise).
 set -u
@@ -105,8 +109,13 @@ hostdisk=$(lsblk -ndo PKNAME "$src" 2>/dev/null | head -1)
 register_pid $!
 
 # ---- the targets ----------------------------------------------------------------
-LOOPS="control whole10 whole3 whole2 qd32div10 qd32div3 seqdiv2"
+LOOPS="control whole10 whole3 whole2 qd32div10 qd32div3 seqdiv2 qd1half"
 FUSES="p99x5 intermittent deadmount timeout2.5 iops1"
+if [ -n "${ONLY:-}" ]; then
+  only() { local t out=; for t in $1; do case " $ONLY " in *" $t "*) out="$out $t" ;; esac; done; echo $out; }
+  LOOPS=$(only "$LOOPS") FUSES=$(only "$FUSES")
+fi
+has() { case " $LOOPS $FUSES " in *" $1 "*) return 0 ;; esac; return 1; }
 FUSE_BASE=${FUSE_BASE:-0.0015} # seconds every FUSE request takes while healthy
 declare -A DEV FPID
 say "making loop devices and FUSE mounts in $d"
@@ -230,34 +239,48 @@ declare -A FAULT NOTE
 t_fault=$(date +%s)
 for f in 10 3 2; do
   t=whole$f
+  has $t || continue
   throttle "$cg" "${DEV[$t]}" read_iops "$(int_of "${QD1[$t]} / $f")"
   throttle "$cg" "${DEV[$t]}" read_bps "$(int_of "${SEQ[$t]} / $f")"
   FAULT[$t]="read IOPS <= $(int_of "${QD1[$t]} / $f") (QD1 $(int_of "${QD1[$t]}") / $f), read MB/s <= $(num_calc "${SEQ[$t]} / $f / 1e6" %.1f)"
 done
 for f in 10 3; do
   t=qd32div$f
+  has $t || continue
   cap=$(int_of "${QD32[$t]} / $f")
   throttle "$cg" "${DEV[$t]}" read_iops "$cap"
   FAULT[$t]="read IOPS <= $cap (QD32 $(int_of "${QD32[$t]}") / $f; QD1 $(int_of "${QD1[$t]}"))"
   num_cmp "$cap" '>' "${QD1[$t]}" >/dev/null || NOTE[$t]="cap below QD1's rate: QD1 slowed too"
 done
-s=$(num_calc "5 * ${P99[p99x5]}" %.6f)
-ctl p99x5 "base $FUSE_BASE frac 0.03 $s"
-FAULT[p99x5]="3 % of requests +$(num_calc "$s * 1000" %.2f) ms (5 x QD1 p99)"
-# intermittent: windows of IVL centred on the target's rounds (a round runs
-# about 1 s before its row is dispatched, at most a read Interval later)
-last=$(csvq 'rows[-1]["epoch"]' intermittent armed-armed "$t_start")
-w0=$(num_calc "$last - 1 - $READ_IVL / 2 - $IVL / 2" %.0f)
-while [ "$w0" -lt "$t_fault" ]; do w0=$((w0 + IVL)); done
-s=$(num_calc "9 * ${P50[intermittent]}" %.6f)
-ctl intermittent "base $FUSE_BASE every $IVL 3 $s $w0"
-FAULT[intermittent]="requests +$(num_calc "$s * 1000" %.2f) ms (9 x QD1 p50) in 1 window of $IVL s in 3"
-kill -KILL "${FPID[deadmount]}"
-wait "${FPID[deadmount]}" 2>/dev/null
-FAULT[deadmount]="faultyfs killed (SIGKILL)"
-ctl timeout2.5 "delay 2.5"
+if has qd1half; then
+  cap=$(int_of "${QD1[qd1half]} / 2")
+  throttle "$cg" "${DEV[qd1half]}" read_iops "$cap"
+  FAULT[qd1half]="read IOPS <= $cap (QD1 $(int_of "${QD1[qd1half]}") / 2; QD32 $(int_of "${QD32[qd1half]}"))"
+fi
+if has p99x5; then
+  s=$(num_calc "5 * ${P99[p99x5]}" %.6f)
+  ctl p99x5 "base $FUSE_BASE frac 0.03 $s"
+  FAULT[p99x5]="3 % of requests +$(num_calc "$s * 1000" %.2f) ms (5 x QD1 p99)"
+fi
+w0=$t_fault
+if has intermittent; then
+  # windows of IVL centred on the target's rounds (a round runs about 1 s
+  # before its row is dispatched, at most a read Interval later)
+  last=$(csvq 'rows[-1]["epoch"]' intermittent armed-armed "$t_start")
+  w0=$(num_calc "$last - 1 - $READ_IVL / 2 - $IVL / 2" %.0f)
+  while [ "$w0" -lt "$t_fault" ]; do w0=$((w0 + IVL)); done
+  s=$(num_calc "9 * ${P50[intermittent]}" %.6f)
+  ctl intermittent "base $FUSE_BASE every $IVL 3 $s $w0"
+  FAULT[intermittent]="requests +$(num_calc "$s * 1000" %.2f) ms (9 x QD1 p50) in 1 window of $IVL s in 3"
+fi
+if has deadmount; then
+  kill -KILL "${FPID[deadmount]}"
+  wait "${FPID[deadmount]}" 2>/dev/null
+  FAULT[deadmount]="faultyfs killed (SIGKILL)"
+fi
+has timeout2.5 && ctl timeout2.5 "delay 2.5"
 FAULT[timeout2.5]="every request +2.5 s, Timeout 2"
-ctl iops1 "delay 1"
+has iops1 && ctl iops1 "delay 1"
 FAULT[iops1]="every request +1 s"
 # seqdiv2: a read-bytes/s throttle is an average over its slice, which
 # starts with the round's first probe: the sequential probe, last in the
@@ -275,12 +298,14 @@ print(statistics.median(v) if v else "nan")'
 }
 t=seqdiv2
 t_seq=$(date +%s) # its own start: after the other faults
+has $t || SEQ[$t]=0
 half=$(num_calc "${SEQ[$t]} / 2" %.0f)
 # bisection between half / 2 and half (the measured rate is noisy, and not
 # proportional to the cap): the highest cap known to hold the probe to
 # half or less is kept
 lo=$(num_calc "$half / 2" %.0f) hi=$half cap=$half
 for k in 1 2 3 4; do
+  has $t || break
   throttle "$cg" "${DEV[$t]}" read_bps "$cap"
   m=$(seq_rate "${DEV[$t]}")
   is_num "$m" || break
@@ -289,22 +314,25 @@ for k in 1 2 3 4; do
   cap=$(num_calc "($lo + $hi) / 2" %.0f)
 done
 cap=$lo
-throttle "$cg" "${DEV[$t]}" read_bps "$cap"
-m=$(seq_rate "${DEV[$t]}")
-FAULT[$t]="read MB/s <= $(num_calc "$cap / 1e6" %.1f), calibrated so that a seqread probe measures half its baseline $(num_calc "${SEQ[$t]} / 1e6" %.1f) (measured $(num_calc "$m / 1e6" %.1f))"
+has $t && throttle "$cg" "${DEV[$t]}" read_bps "$cap"
+has $t && m=$(seq_rate "${DEV[$t]}")
+has $t && FAULT[$t]="read MB/s <= $(num_calc "$cap / 1e6" %.1f), calibrated so that a seqread probe measures half its baseline $(num_calc "${SEQ[$t]} / 1e6" %.1f) (measured $(num_calc "$m / 1e6" %.1f))"
 FAULT[control]="none"
 say "faults on at $t_fault (intermittent's first slow window at $w0)"
 sleep $((FAULT_ROUNDS * IVL))
 
 # ---- recovery -------------------------------------------------------------------------
 t_recover=$(date +%s)
-for t in whole10 whole3 whole2 qd32div10 qd32div3 seqdiv2; do
+for t in whole10 whole3 whole2 qd32div10 qd32div3 seqdiv2 qd1half; do
+  has $t || continue
   unthrottle "$cg" "${DEV[$t]}" read_iops
   unthrottle "$cg" "${DEV[$t]}" read_bps
 done
-for t in p99x5 intermittent timeout2.5 iops1; do ctl "$t" "base $FUSE_BASE ok"; done
-umount -l "$d/fuse-deadmount/mnt" 2>/dev/null
-fuse_start deadmount
+for t in p99x5 intermittent timeout2.5 iops1; do has $t && ctl "$t" "base $FUSE_BASE ok"; done
+if has deadmount; then
+  umount -l "$d/fuse-deadmount/mnt" 2>/dev/null
+  fuse_start deadmount
+fi
 say "faults lifted at $t_recover"
 sleep $((RECOVER_ROUNDS * IVL))
 t_end=$(date +%s)
@@ -381,6 +409,9 @@ for row in csv.reader(open(scen), delimiter="\t"):
     ok_during = [n for n in mine if n[2] == "OKAY" and n[3] == "health" and t0 <= n[0] < t_recover]
     if ok_during:
         extra.append(f"{len(ok_during)} health OKAY during the fault")
+    again = [n for n in mine if n[3] == "health" and ok and n[0] > ok[0][0]]
+    if again:
+        extra.append(f"{len(again)} health notifications after that OKAY (first: {again[0][2]} {again[0][4]})")
     other = len([n for n in mine if n[3] != "health" and t0 <= n[0] < t_recover])
     if other:
         extra.append(f"{other} other notifications during the fault ({', '.join(sorted({n[3] for n in mine if n[3] != 'health'}))})")

@@ -21,6 +21,22 @@ probe set) it prints, against each probe's median over the whole series:
   spikes     rounds where every probe's p50 or IOPS is >= 4x off (what the
              intermittent rule counts) and the most of them in any 10
              consecutive rounds (it warns at 3)
+  recurring  rounds with the round's slowdown S >= 1.6 (S as health.h
+             computes it, against whole-series medians) and the most of
+             them in any 20 consecutive rounds (the recurring rule warns
+             at 8 of 20)
+  throttled  rounds where the first probe's bursty ratio (min of mean
+             latency and IOPS against their medians) over its p50 ratio is
+             >= 1.6 with its p50 ratio below 1.4, and the rounds where 5 of
+             the last 6 are (the throttled rule warns there)
+  false clear
+             for a fault still on, how often its evidence reads as
+             recovered: the deep probe's IOPS loss under QD32 /3 below
+             2 / 1.3 (the capacity rule clears after 2 such rounds in a
+             row), the sequential probe's under /2 below 1.75 / 1.3 (4 in
+             a row), and S under a whole-disk 1.5x and 2x below 1.3 (the
+             target's OKAY needs 3 in a row): per round and the longest
+             run
 
 and for each the per-round exceedance p of its level and the chance of the
 rule's k-of-n on independent rounds, C(n,k) p^k (a false page per
@@ -118,7 +134,71 @@ def main(argv):
         spike = [all(not measured(r, p) or c(r, p) >= 4 for p in PROBES) for r in rds]
         most = max(sum(spike[i:i + 10]) for i in range(max(1, len(spike) - 9)))
         print(f"{name:<18} {'rounds all >= 4x, most/10':<26} {sum(spike):>7} {most:>8}  {odds([float(x) for x in spike], 1, 3, 10)}")
+        lifecycle_noise(name, rds)
     return 0
+
+
+def ratios(r, p, med, f=1.0):
+    """(u, b) of probe p in round r against the medians, the whole disk f
+    times slower; NaN when not measured."""
+    if not measured(r, p) or not r[p]["latency_s"].get("p50"):
+        return float("nan"), float("nan")
+    x = r[p]
+    u = f * x["latency_s"]["p50"] / med[p]["p50"]
+    b = min(f * x["latency_s"]["mean"] / med[p]["mean"], f * med[p]["iops"] / x["iops"])
+    return u, b
+
+
+def round_s(r, med, f=1.0):
+    """The round's slowdown S as health.h computes it (burst_scale 1.5)."""
+    ub = [ratios(r, p, med, f) for p in PROBES]
+    u = [x[0] for x in ub if x[0] == x[0]]
+    b = sorted((x[1] for x in ub if x[1] == x[1]), reverse=True)
+    if not u:
+        return float("nan")
+    second = sorted(u, reverse=True)[1] if len(u) > 1 else u[0]
+    uu = max(ub[0][0], second) if ub[0][0] == ub[0][0] else second
+    return max(uu, (b[1] if len(b) > 1 else b[0]) / 1.5)
+
+
+def longest(flags):
+    best = run = 0
+    for x in flags:
+        run = run + 1 if x else 0
+        best = max(best, run)
+    return best
+
+
+def lifecycle_noise(name, rds):
+    """The figures of the rules that judge a fault's whole life."""
+    med = {}
+    for p in PROBES:
+        rs = [r[p] for r in rds if measured(r, p) and r[p]["latency_s"].get("p50")]
+        med[p] = {"p50": statistics.median(x["latency_s"]["p50"] for x in rs),
+                  "mean": statistics.median(x["latency_s"]["mean"] for x in rs),
+                  "iops": statistics.median(x["iops"] for x in rs)}
+    s = [round_s(r, med) for r in rds]
+    hi = [x >= 1.6 for x in s]
+    most = max(sum(hi[i:i + 20]) for i in range(max(1, len(hi) - 19)))
+    print(f"{name:<18} {'recurring S>=1.6, most/20':<26} {sum(hi):>7} {most:>8}  {odds([float(x) for x in hi], 1, 8, 20)}")
+    thr = []
+    for r in rds:
+        u, b = ratios(r, PROBES[0], med)
+        thr.append(b / u >= 1.6 and not u >= 1.4)
+    p = sum(thr) / len(thr)
+    five = sum(1 for i in range(5, len(thr)) if thr[i] and sum(thr[i - 5:i + 1]) >= 5)
+    print(f"{name:<18} {'throttled QD1, 5 of 6':<26} {sum(thr):>7} {five:>8}  "
+          f"{p:>8.4f} {math.comb(6, 5) * p ** 5:>10.2g}")
+    for p, f, level, n in ((PROBES[1], 3.0, 2.0, 2), (PROBES[2], 2.0, 1.75, 4)):
+        cl = [f * med[p]["iops"] / r[p]["iops"] < level / 1.3 for r in rds if measured(r, p)]
+        pr = sum(cl) / len(cl)
+        print(f"{name:<18} {'false clear ' + ('qd32' if 'qd32' in p else 'seq') + ' /%g' % f:<26} {sum(cl):>7} {longest(cl):>8}  "
+              f"{pr:>8.4f} {pr ** n:>10.2g}  ({n} in a row clear it)")
+    for f in (1.5, 2.0):
+        cl = [round_s(r, med, f) < 1.3 for r in rds]
+        pr = sum(cl) / len(cl)
+        print(f"{name:<18} {'false clear disk %gx' % f:<26} {sum(cl):>7} {longest(cl):>8}  "
+              f"{pr:>8.4f} {pr ** 3:>10.2g}  (3 in a row make the OKAY)")
 
 
 if __name__ == "__main__":
