@@ -164,6 +164,8 @@ int dp_health_set_target(dp_health_t *h, size_t i, const char *name,
   snprintf(t->model, sizeof(t->model), "%s", model ? model : "");
   t->ceiling_s = ceiling_s > 0 ? ceiling_s : dp_media_ceiling_s(media);
   t->last_p50 = NAN;
+  for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
+    t->last_p50_ratio[k] = t->last_iops_ratio[k] = NAN;
   windows_restart(t);
   t->set = 1;
   return 0;
@@ -910,6 +912,15 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
   const char *base_detail;
   round_start(t, v);
   round_ratios(h, t, obs, v, &r);
+  for (size_t k = 0; k < t->nprobes; k++) {
+    if (v->probe_p50_ratio[k] == v->probe_p50_ratio[k]) {
+      t->last_p50_ratio[k] = v->probe_p50_ratio[k];
+      t->last_iops_ratio[k] = v->probe_iops_ratio[k];
+    } else if (t->confirming) { /* not run: its latest figures */
+      v->probe_p50_ratio[k] = t->last_p50_ratio[k];
+      v->probe_iops_ratio[k] = t->last_iops_ratio[k];
+    }
+  }
   dp_health_level_t base = round_baseline(h, t, &r, v, &base_detail);
   round_ceiling(h, t, &obs[0]);
   round_peers(h, i, &obs[0], v);

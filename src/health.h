@@ -363,8 +363,10 @@ typedef struct {
   unsigned clear_run;      /* rounds in a row with S below clear */
   double bursty_first;     /* the first probe's bursty ratio over its p50
                               ratio, g (the throttled rule; NaN) */
-  double probe_p50_ratio[DP_HEALTH_PROBES_MAX];  /* u per probe (NaN) */
-  double probe_iops_ratio[DP_HEALTH_PROBES_MAX]; /* IOPS / base IOPS (NaN) */
+  /* u and IOPS / base IOPS per probe (NaN; in a confirmation, a probe it
+   * did not run: its latest round's) */
+  double probe_p50_ratio[DP_HEALTH_PROBES_MAX];
+  double probe_iops_ratio[DP_HEALTH_PROBES_MAX];
 } dp_health_verdict_t;
 
 typedef struct dp_health dp_health_t;

@@ -80,6 +80,11 @@ typedef struct {
   char probing_why[128];
   dp_health_level_t level;
   double last_p50; /* first probe's p50 of the latest round, for peers */
+  /* each probe's p50 and IOPS against its baseline in the latest round
+   * that measured it: an OKAY on a confirmation (the first probe alone)
+   * still gives every probe's figures */
+  double last_p50_ratio[DP_HEALTH_PROBES_MAX];
+  double last_iops_ratio[DP_HEALTH_PROBES_MAX];
   dp_health_obs_t pending[DP_HEALTH_PROBES_MAX]; /* dp_health_feed's round */
   int pending_any;
 } target_t;

@@ -638,6 +638,28 @@ static void test_recovery_after_sustained_fault(void **state) {
   if (ok_at != 1)
     fail_msg("OK at full round %d after the confirmations, want 1", ok_at);
   dp_health_free(h);
+
+  /* a 2x fault's recovery ends on a confirmation: its OKAY still gives
+   * every probe's figures (the deep probe's from its latest round) */
+  h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  for (int r = 0; r < 8; r++) {
+    slowed(o, 2, 0);
+    feed(h, 0, o);
+  }
+  healthy(o, 0);
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  assert_true(v.recovering && v.suspect);
+  v = confirm_round(h, 1);
+  v = confirm_round(h, 1);
+  assert_int_equal(v.level, DP_HEALTH_OK);
+  assert_true(v.changed);
+  char words[400];
+  dp_health_describe(h, 0, &v, words, sizeof(words));
+  assert_non_null(strstr(words, "randread-qd32 p50 0.95x IOPS 1.05x"));
+  if (strstr(words, "nan") != NULL)
+    fail_msg("the OKAY's words have a NaN: %s", words);
 }
 
 /* A fault every third round, confirmed as the monitor does (up to two
