@@ -62,6 +62,7 @@ void dp_health_conf_init(dp_health_conf_t *c) {
   c->cap_clear_n = 2;
   c->cap_clear_n_seq = 4;
   c->burst_warn = 1.6;
+  c->burst_shape = 1.25;
   c->burst_k = 5;
 }
 
@@ -342,19 +343,29 @@ static double second_largest(const double *x, size_t n) {
   return n >= 2 ? b : a;
 }
 
-/* The throttled rule: g, the first probe's bursty ratio over its p50
- * ratio, at burst_warn with its p50 flat in burst_k of the last burst_k +
- * 1 rounds, the newest among them (confirmations count); off after
- * clear_rounds rounds below burst_warn / 1.3. A round it does not measure
- * (NaN) changes nothing. */
-static void throttled_rule(const dp_health_conf_t *c, target_t *t, double g,
+/* A round that looks throttled: the first probe's IOPS and mean latency
+ * (its bursty ratio b) further off than its p50 (ratio u): g = b / u at
+ * burst_warn, or b itself at burst_warn with g at burst_shape; and p50
+ * not at warn (a real blkio throttle at half the rate moved QD1's p50
+ * 1.1-1.4x, its mean 1.8x and its IOPS 2x). */
+static int throttled_round(const dp_health_conf_t *c, double b0, double u0) {
+  double g = b0 / u0;
+  return !(u0 >= c->warn) &&
+         (g >= c->burst_warn || (b0 >= c->burst_warn && g >= c->burst_shape));
+}
+
+/* The throttled rule: a throttled round (above) in burst_k of the last
+ * burst_k + 1 rounds, the newest among them (confirmations count); off
+ * after clear_rounds rounds with b below burst_warn / 1.3 (the IOPS
+ * back). A round it does not measure (NaN) changes nothing. */
+static void throttled_rule(const dp_health_conf_t *c, target_t *t, double b0,
                            double u0) {
-  if (!(g == g))
+  if (!(b0 == b0) || !(u0 > 0))
     return;
-  unsigned bursty = g >= c->burst_warn && !(u0 >= c->warn_slow);
+  unsigned bursty = (unsigned)throttled_round(c, b0, u0);
   unsigned window = (1u << (c->burst_k + 1)) - 1;
   t->burst_bits = ((t->burst_bits << 1) | bursty) & window;
-  t->burst_clear_run = g < c->burst_warn / 1.3 ? t->burst_clear_run + 1 : 0;
+  t->burst_clear_run = b0 < c->burst_warn / 1.3 ? t->burst_clear_run + 1 : 0;
   if (!t->burst_on && bursty &&
       (unsigned)__builtin_popcount(t->burst_bits) >= c->burst_k)
     t->burst_on = 1;
@@ -554,10 +565,9 @@ static void round_slowdown(const dp_health_t *h, target_t *t,
   /* mean latency and IOPS off by more than p50 is: a disk that is fast
    * or slow as a whole for minutes moves all three */
   v->bursty_first = b[0] / u[0];
-  throttled_rule(&h->c, t, v->bursty_first, u[0]);
-  v->suspect =
-      v->slowdown >= h->c.warn ||
-      (v->bursty_first >= h->c.burst_warn && !(u[0] >= h->c.warn_slow));
+  throttled_rule(&h->c, t, b[0], u[0]);
+  v->suspect = v->slowdown >= h->c.warn ||
+               (u[0] > 0 && throttled_round(&h->c, b[0], u[0]));
 }
 
 /* On at `on` or above, off below on / 1.3; a NaN (not measured) keeps the
@@ -1056,12 +1066,12 @@ static void describe_what(const dp_health_t *h, const target_t *t,
       fmt_s(v->base_p50_s[0], base, sizeof(base));
       fmt_s(v->p50_s[0], now, sizeof(now));
       snprintf(buf, len,
-               "%s by throttled: probe %s lost IOPS with its p50 flat (IOPS "
-               "%.0f vs %.0f, p50 %s vs %s; mean latency and IOPS %.2fx "
-               "further off than p50, threshold %gx in %u of %u rounds): a "
+               "%s by throttled: probe %s lost IOPS with its p50 near its "
+               "baseline (IOPS %.0f vs %.0f, p50 %s vs %s; mean latency and "
+               "IOPS %.2fx further off than p50, in %u of %u rounds): a "
                "throttled or bursty volume, I/O held back in bursts",
                lvl, t->probes[0].name, v->iops[0], v->base_iops[0], now, base,
-               v->bursty_first, c->burst_warn, c->burst_k, c->burst_k + 1);
+               v->bursty_first, c->burst_k, c->burst_k + 1);
       return;
     }
     fmt_s(v->base_p50_s[k], base, sizeof(base));

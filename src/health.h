@@ -42,22 +42,24 @@
  *                                        (the first probe's p50 only, and
  *                                        the newest round too)
  *   fail                 8.0    3 of 3   (FAILURE)
- *   throttled            g = the first probe's bursty ratio b over its
- *                        p50 ratio u at >= 1.6 with u below warn_slow,
- *                        in burst_k (5) of the last 6 rounds, the newest
- *                        among them (confirmations count): its IOPS lost
- *                        and its mean latency up with p50 flat, what a
+ *   throttled            the first probe's IOPS lost with its p50 near
+ *                        its baseline: its bursty ratio b over its p50
+ *                        ratio u, g = b / u, at burst_warn (1.6), or b at
+ *                        burst_warn with g at burst_shape (1.25); u below
+ *                        warn; in burst_k (5) of the last 6 rounds, the
+ *                        newest among them (confirmations count). What a
  *                        token bucket does (a throttled cloud volume lets
- *                        bursts through). g, not b: a disk fast or slow as
- *                        a whole for minutes moves p50 with the mean, and
- *                        a halved IOPS in a stretch 30 % faster than its
- *                        median reads b 1.3-1.6 but g ~2. Off after
- *                        clear_rounds rounds with g < 1.6 / 1.3.
- *                        Recorded healthy series: a round at g >= 1.6
- *                        with p50 flat in 0.7 % (quiet) to 6 % (HDD-like)
- *                        of rounds, never 5 of 6; a loaded VM's QD1 sags
- *                        so for minutes (10 % of rounds): reported, like
- *                        its stalls.
+ *                        bursts through): a real blkio throttle at half
+ *                        QD1's rate moved its p50 1.1-1.4x, its mean 1.8x,
+ *                        its IOPS 2x (g 1.3-1.7). g, not b alone: in a
+ *                        stretch where the disk runs 30 % faster than its
+ *                        median a halved IOPS reads b 1.3-1.6 but g ~2.
+ *                        Off after clear_rounds rounds with b below
+ *                        1.6 / 1.3 (the IOPS back). Recorded healthy
+ *                        series: such a round in 1.5 % (quiet) to 6 %
+ *                        (HDD-like) of rounds, never 5 of 6; a loaded
+ *                        VM's QD1 sags so for minutes: reported, like its
+ *                        stalls.
  *   Armed: after arm_rounds (default 20) rounds in the baseline.
  *
  *   Why these levels, measured on a quiet recorded series of this
@@ -168,8 +170,9 @@
  *                 level.
  *   fail          also: any one probe at >= fail (8x) in 3 of 3 rounds.
  *
- * Learning: a round is learned only when it looks normal -- no rule on,
- *   S and the first probe's p50 ratio below warn_slow, its bursty ratio
+ * Learning: a round is learned only when it looks normal -- the target
+ *   OK (not recovering either), S and the first probe's p50 ratio below
+ *   warn_slow, its bursty ratio
  *   below 2, no probe at >= warn, no relative capacity at >= cap_warn --
  *   so a degradation is not learned even before a rule fires (a 2x step
  *   is never absorbed).
@@ -304,8 +307,9 @@ typedef struct {
                                 rounds in a row of a probe's own loss below
                                 its level / 1.3 that clear the capacity rule */
   unsigned cap_clear_n_seq;
-  double burst_warn; /* 1.6: the first probe's bursty ratio ... */
-  unsigned burst_k;  /* ... in 5 rounds in a row: "throttled" */
+  double burst_warn;  /* 1.6 and 1.25: the first probe's IOPS lost */
+  double burst_shape; /* with its p50 near its baseline ... */
+  unsigned burst_k;   /* ... in 5 of the last 6: "throttled" */
 } dp_health_conf_t;
 void dp_health_conf_init(dp_health_conf_t *c);
 

@@ -235,7 +235,7 @@ static void test_bursty_needs_mean_and_iops(void **state) {
         dp_health_describe(h, 0, &v, words, sizeof(words));
         assert_non_null(strstr(words, "WARNING by throttled: probe "
                                       "randread-qd1 lost IOPS with its p50 "
-                                      "flat"));
+                                      "near its baseline"));
       }
     }
     if (fired != (first ? 5 : 0))
@@ -766,6 +766,15 @@ static void qd1_throttled(dp_health_obs_t o[2], int j) {
   o[0].mean_s *= 2;
   o[0].iops /= 2;
 }
+/* as a real blkio throttle at half QD1's rate did: IOPS / 2, mean 1.8x,
+ * p50 1.3x (the deep probe capped far more) */
+static void qd1_throttled_blkio(dp_health_obs_t o[2], int j) {
+  (void)j;
+  o[0].p50_s *= 1.3;
+  o[0].mean_s *= 1.8;
+  o[0].iops /= 2;
+  scale_probe(&o[1], 8);
+}
 static void disk2(dp_health_obs_t o[2], int j) {
   (void)j;
   for (int k = 0; k < 2; k++)
@@ -783,6 +792,7 @@ static void test_fault_lives(void **state) {
                {"alternate rounds 3x", alt3, 20},
                {"alternate rounds 2x", alt2, 30},
                {"QD1 IOPS /2, p50 flat", qd1_throttled, 6},
+               {"QD1 IOPS /2, p50 1.3x, QD32 /8", qd1_throttled_blkio, 6},
                {"disk 2x", disk2, 10}};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
     life_t l = fault_life(cases[c].inject, 40, 20);

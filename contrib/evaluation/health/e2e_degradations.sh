@@ -333,7 +333,7 @@ if has deadmount; then
   umount -l "$d/fuse-deadmount/mnt" 2>/dev/null
   fuse_start deadmount
 fi
-say "faults lifted at $t_recover"
+say "faults lifted at $t_recover (throttles left in $cg: $(cat "$cg"/blkio.throttle.read_*_device "$cg"/io.max 2>/dev/null | tr '\n' ' '))"
 sleep $((RECOVER_ROUNDS * IVL))
 t_end=$(date +%s)
 collectd_stop >/dev/null
