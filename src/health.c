@@ -268,7 +268,7 @@ static void push_n(double *hist, unsigned cap, double x) {
 
 /* Remembers a round's S and max u, newest first; a full round's S also
  * in its own history. */
-static void push(target_t *t, double s, double u) {
+static void push(target_t *t, double s, double u, double recur_level) {
   push_n(t->s_hist, HIST_N, s);
   push_n(t->u_hist, HIST_N, u);
   if (t->nhist < HIST_N)
@@ -277,6 +277,13 @@ static void push(target_t *t, double s, double u) {
     push_n(t->full_hist, FULL_N, s);
     if (t->nfull < FULL_N)
       t->nfull++;
+    /* the rounds of a long spell at the recurring level: a sustained
+     * fault, not one that comes and goes */
+    t->recur_run = s >= recur_level ? t->recur_run + 1 : 0;
+    t->recur_long = (t->recur_long << 1) & ((1u << FULL_N) - 1);
+    if (t->recur_run >= RECUR_SPELL)
+      t->recur_long |=
+          (1u << (t->recur_run < FULL_N ? t->recur_run : FULL_N)) - 1;
   }
 }
 
@@ -555,7 +562,7 @@ static void round_slowdown(const dp_health_t *h, target_t *t,
     v->slowdown = NAN;
   /* warn-slow judges the first probe (QD1 in the default set): the
    * least noisy p50; a deep or sequential probe's p50 wanders more */
-  push(t, v->slowdown, u[0]);
+  push(t, v->slowdown, u[0], h->c.recur_level);
   for (size_t k = 0; k < t->nprobes; k++)
     if (!t->confirming || k == 0) /* a confirmation runs the first only */
       push_n(t->ps_hist[k], HIST_N, v->probe_slowdown[k]);
@@ -596,19 +603,31 @@ static double cap_level(const dp_health_conf_t *c, const probe_t *p) {
   return seq_probe(p) ? c->cap_warn_seq : c->cap_warn;
 }
 
-/* Spells of full rounds at >= level among the newest n (runs of such
- * rounds with a better one between). */
-static unsigned spells(const target_t *t, double level, unsigned n) {
-  unsigned k, count = 0;
-  for (k = 0; k < n && k < t->nfull; k++)
-    count +=
-        t->full_hist[k] >= level && (k == 0 || !(t->full_hist[k - 1] >= level));
+/* Full round k (newest 0) at >= level and not left out by `skip` (a
+ * bit per round, newest at bit 0). */
+static int full_bad(const target_t *t, unsigned k, double level,
+                    unsigned skip) {
+  return k < t->nfull && t->full_hist[k] >= level && !((skip >> k) & 1u);
+}
+
+/* Spells of such full rounds among the newest n (runs of them with a
+ * better one between). */
+static unsigned spells(const target_t *t, double level, unsigned n,
+                       unsigned skip) {
+  unsigned count = 0;
+  for (unsigned k = 0; k < n; k++)
+    count += full_bad(t, k, level, skip) &&
+             (k == 0 || !full_bad(t, k - 1, level, skip));
   return count;
 }
 
-/* Full rounds at >= level among the newest n. */
-static unsigned full_at_least(const target_t *t, double level, unsigned n) {
-  return at_least(t->full_hist, t->nfull, n, level);
+/* Such full rounds among the newest n. */
+static unsigned full_at_least(const target_t *t, double level, unsigned n,
+                              unsigned skip) {
+  unsigned count = 0;
+  for (unsigned k = 0; k < n; k++)
+    count += full_bad(t, k, level, skip);
+  return count;
 }
 
 /* One probe's capacity latch: on when its window (relative to the first
@@ -725,12 +744,13 @@ static void round_tail(const dp_health_t *h, target_t *t,
  * of the newest n, in two spells or more, a bad round among the newest
  * RECENT_N; off once the newest QUIET_N have none. */
 static int intermittent_latch(const target_t *t, int on, double level,
-                              unsigned k, unsigned n, unsigned *count) {
-  *count = full_at_least(t, level, n);
+                              unsigned k, unsigned n, unsigned skip,
+                              unsigned *count) {
+  *count = full_at_least(t, level, n, skip);
   if (!on)
-    return *count >= k && spells(t, level, n) >= 2 &&
-           full_at_least(t, level, RECENT_N) > 0;
-  return full_at_least(t, level, QUIET_N) > 0;
+    return *count >= k && spells(t, level, n, skip) >= 2 &&
+           full_at_least(t, level, RECENT_N, skip) > 0;
+  return full_at_least(t, level, QUIET_N, 0) > 0;
 }
 
 /* The per-probe rules (armed only): capacity, tail, intermittent. */
@@ -742,9 +762,12 @@ static void round_probe_rules(const dp_health_t *h, target_t *t,
   round_capacity(h, t, r, v);
   round_tail(h, t, r, v);
   t->inter_on = intermittent_latch(t, t->inter_on, c->warn_fast, c->inter_k,
-                                   HIST_N, &v->intermittent);
+                                   HIST_N, 0, &v->intermittent);
+  /* recurring counts short spells only: the rounds of a sustained fault
+   * (RECUR_SPELL or more in a row) are the latency rules' to judge, and
+   * after its OKAY they must not make one slow round "recurring" */
   t->recur_on = intermittent_latch(t, t->recur_on, c->recur_level, c->recur_k,
-                                   c->recur_n, &v->recurring);
+                                   c->recur_n, t->recur_long, &v->recurring);
 }
 
 /* The baseline rule: the round's slowdown against the baseline, judged
@@ -823,7 +846,7 @@ static void round_level(const dp_health_t *h, target_t *t,
      * the fault came and went before (an earlier bad spell among the last
      * full rounds): a fault that comes back each few intervals is held
      * between its windows rather than an OKAY and a new WARNING each time */
-    if (v->slowdown < h->c.clear && spells(t, h->c.warn_fast, HIST_N) <= 1)
+    if (v->slowdown < h->c.clear && spells(t, h->c.warn_fast, HIST_N, 0) <= 1)
       v->suspect = 1;
   }
 }

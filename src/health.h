@@ -157,7 +157,10 @@
  *                   fault every 3rd round 10x slower). Single-round
  *                   spikes (one in 25) never make 3.
  *                 - "recurring": S >= recur_level (1.6) in recur_k (8) of
- *                   the last recur_n (20): every other round 2-3x slower
+ *                   the last recur_n (20), counting spells of at most 3
+ *                   rounds (a longer one is a sustained fault, the
+ *                   latency rules' to judge: after its OKAY a slow round
+ *                   must not make it recurring): every other round 2-3x slower
  *                   (garbage collection every other minute, a flapping
  *                   path), which neither warn (3 in a row) nor warn-slow
  *                   (the first probe in 7 of 10) nor the 4x level sees.

@@ -8,9 +8,10 @@
 
 #include "health.h"
 
-#define HIST_N 10 /* rounds of S remembered for k-of-n rules */
-#define TAIL_N 15 /* rounds of the tail statistic (its window) */
-#define FULL_N 20 /* full rounds of S remembered (the intermittent rules) */
+#define HIST_N 10     /* rounds of S remembered for k-of-n rules */
+#define TAIL_N 15     /* rounds of the tail statistic (its window) */
+#define FULL_N 20     /* full rounds of S remembered (the intermittent rules) */
+#define RECUR_SPELL 4 /* rounds in a row at recur_level: a sustained spell */
 #define NAME_MAX_ 64
 #define KEY_MAX_ 64
 
@@ -44,6 +45,9 @@ typedef struct {
    * intermittent rule's, which confirmations must not crowd out */
   double full_hist[FULL_N];
   unsigned nfull;
+  /* full rounds at recur_level: rounds in a row now, and the rounds of a
+   * spell of RECUR_SPELL or more (a bit each, newest at bit 0) */
+  unsigned recur_run, recur_long;
   int confirming; /* the round being judged is one */
   unsigned unmeasured_run[DP_HEALTH_PROBES_MAX]; /* skipped rounds in a row */
   unsigned crawl_run; /* rounds in a row at a crawl (ceiling rule) */
