@@ -119,11 +119,14 @@ void dp_health_free(dp_health_t *h) {
 }
 
 /* The rule windows, empty: at the start, and afresh at an OKAY: no rule fires
- * again from the rounds of the fault that just ended. The intermittent rules'
- * history of full rounds is kept: a fault that comes back is one that comes and
- * goes. */
+ * again from the rounds of the fault that just ended. The 4x intermittent
+ * rule's history of full rounds is kept: a fault that comes back each few
+ * intervals is one that comes and goes; the recurring rule's rounds are left
+ * out (it goes off only after 4 good rounds, so a fault still coming and going
+ * sends no OKAY). */
 static void windows_restart(target_t *t) {
   t->nhist = t->nprobe_hist = t->ntail = 0;
+  t->recur_long = (1u << FULL_N) - 1; /* recurring starts afresh too */
   for (size_t j = 0; j < HIST_N; j++) {
     t->s_hist[j] = t->u_hist[j] = NAN;
     for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++)
