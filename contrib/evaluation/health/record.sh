@@ -10,7 +10,7 @@
 # NEIGHBOUR=0, sleeps 60-240 s, then runs fio for 15-60 s (random 4-64 KiB
 # reads and writes at depth 4-32 into its own 512 MiB file), again and
 # again, from a fixed seed: what a shared disk's other tenants do. Its
-# bursts are written to OUTDIR/neighbour.log (start, end, job) so a study
+# bursts are written to OUTDIR/neighbour.txt (start, end, job) so a study
 # can tell a real busy stretch from a rule's false alarm.
 #
 # Writes OUTDIR/vda-file.jsonl.gz and OUTDIR/loop-device.jsonl.gz; needs
@@ -44,14 +44,14 @@ neighbour() {
     sleep $((60 + RANDOM % 180))
     local secs=$((15 + RANDOM % 45)) qd=$((4 << (RANDOM % 4)))
     local bs=$((4 << (RANDOM % 5)))k
-    echo "$(date +%s) start ${secs}s bs=$bs iodepth=$qd" >>"$out/neighbour.log"
+    echo "$(date +%s) start ${secs}s bs=$bs iodepth=$qd" >>"$out/neighbour.txt"
     fio --name=dp-neighbour --filename="$work/neighbour.dat" --size=512M \
       --rw=randrw --bs="$bs" --iodepth="$qd" --ioengine=libaio --direct=1 \
       --time_based --runtime="$secs" --output=/dev/null >/dev/null 2>&1 || true
-    echo "$(date +%s) end" >>"$out/neighbour.log"
+    echo "$(date +%s) end" >>"$out/neighbour.txt"
   done
 }
-: >"$out/neighbour.log"
+: >"$out/neighbour.txt"
 if [ "${NEIGHBOUR:-1}" != 0 ]; then
   neighbour &
   npid=$!
