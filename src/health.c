@@ -995,6 +995,8 @@ void dp_health_not_probing(dp_health_t *h, size_t i, const char *why,
   round_start(t, v);
   t->probing_fail = 1;
   t->clear_run = 0;
+  t->held_why = DP_RULE_PROBING; /* its recovery and OKAY name it */
+  t->held_detail = "probing";
   snprintf(t->probing_why, sizeof(t->probing_why), "%s", why ? why : "");
   for (size_t k = 0; k < DP_HEALTH_PROBES_MAX; k++) {
     const probe_t *p = &t->probes[k];

@@ -878,6 +878,34 @@ static void test_recovering_and_fresh_windows(void **state) {
   }
 }
 
+/* A target that could not probe: FAILURE by probing until its next round,
+ * then recovering (named) for the recovery's 3 rounds, and its OKAY pairs
+ * with the FAILURE's rule. */
+static void test_not_probing_recovery(void **state) {
+  (void)state;
+  dp_health_t *h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  dp_health_verdict_t v;
+  dp_health_not_probing(h, 0, "cannot open: No such device", &v);
+  assert_int_equal(v.level, DP_HEALTH_FAILURE);
+  assert_int_equal(v.why, DP_RULE_PROBING);
+  dp_health_obs_t o[2];
+  healthy(o, 0);
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_WARNING);
+  assert_true(v.recovering);
+  assert_int_equal(v.why, DP_RULE_PROBING);
+  char words[400];
+  dp_health_describe(h, 0, &v, words, sizeof(words));
+  assert_non_null(strstr(words, "WARNING, recovering from probing"));
+  feed(h, 0, o);
+  v = feed(h, 0, o);
+  assert_int_equal(v.level, DP_HEALTH_OK);
+  assert_true(v.changed);
+  assert_int_equal(v.why, DP_RULE_PROBING);
+  dp_health_free(h);
+}
+
 static void test_state_file(void **state) {
   (void)state;
   char dir[] = "/tmp/dp-test-health.XXXXXX", path[64], cmd[128];
@@ -1327,6 +1355,7 @@ int main(void) {
       cmocka_unit_test(test_intermittent_held_between_windows),
       cmocka_unit_test(test_fault_lives),
       cmocka_unit_test(test_recovering_and_fresh_windows),
+      cmocka_unit_test(test_not_probing_recovery),
       cmocka_unit_test(test_state_file),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
