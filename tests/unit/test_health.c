@@ -660,6 +660,7 @@ static void test_recovery_after_sustained_fault(void **state) {
   assert_non_null(strstr(words, "randread-qd32 p50 0.95x IOPS 1.05x"));
   if (strstr(words, "nan") != NULL)
     fail_msg("the OKAY's words have a NaN: %s", words);
+  dp_health_free(h);
 }
 
 /* A fault every third round, confirmed as the monitor does (up to two
