@@ -85,8 +85,8 @@ int dp_health_new(dp_health_t **out, const dp_health_conf_t *c, size_t n) {
       !(c->recur_level > c->clear) || c->recur_n > FULL_N || c->recur_k < 2 ||
       c->recur_k > c->recur_n || c->cap_clear_n == 0 ||
       c->cap_clear_n > HIST_N || c->cap_clear_n_seq == 0 ||
-      c->cap_clear_n_seq > HIST_N || !(c->burst_warn > 1) || c->burst_k == 0 ||
-      c->burst_k > 16)
+      c->cap_clear_n_seq > HIST_N || !(c->burst_warn > 1) ||
+      !(c->burst_shape >= 1) || c->burst_k == 0 || c->burst_k > 16)
     return -EINVAL;
   dp_health_t *h = calloc(1, sizeof(*h));
   if (h == NULL)
@@ -665,7 +665,11 @@ static void round_capacity(const dp_health_t *h, target_t *t,
   double ref = c0 > 1 ? c0 : 1;
   double r0 = hist_median(t->craw_hist[0], t->nprobe_hist, RECENT_N, 2);
   double rref = r0 > 1 ? r0 : 1;
-  double worst = NAN; /* the largest median / its level */
+  /* the probe the words name: the worst (median / its level) of those
+   * on, else of all */
+  double worst = -INFINITY;
+  int worst_on = 0;
+  v->capacity_probe = 0; /* none yet: the first probe is not judged */
   t->cap_on = t->cap_fail_on = 0;
   for (size_t k = 1; k < t->nprobes; k++) {
     double level = cap_level(c, &t->probes[k]);
@@ -683,11 +687,13 @@ static void round_capacity(const dp_health_t *h, target_t *t,
                                 &t->capf_clear_run[k], c->cap_fail, clear_n);
     t->cap_on |= t->cap_on_k[k];
     t->cap_fail_on |= t->capf_on_k[k];
-    /* the probe the words name: the worst of those on, else of all */
+    int on = t->cap_on_k[k] || t->capf_on_k[k];
     double norm = v->capacity[k] / level;
-    if (t->cap_on_k[k] || t->capf_on_k[k])
-      norm = norm == norm ? norm + 1e6 : 1e6;
-    if (norm == norm && (norm > worst || !(worst == worst))) {
+    if (!(norm == norm))
+      norm = -INFINITY;
+    if (v->capacity_probe == 0 || on > worst_on ||
+        (on == worst_on && norm > worst)) {
+      worst_on = on;
       worst = norm;
       v->capacity_probe = k;
     }

@@ -1335,6 +1335,21 @@ static void test_bad_conf(void **state) {
   dp_health_conf_init(&c);
   c.horizon_rounds = DP_HEALTH_HORIZON_MAX + 1;
   assert_int_equal(dp_health_new(&h, &c, 1), -EINVAL);
+  dp_health_conf_init(&c);
+  c.recur_k = c.recur_n + 1; /* more rounds than the window holds */
+  assert_int_equal(dp_health_new(&h, &c, 1), -EINVAL);
+  dp_health_conf_init(&c);
+  c.recur_level = c.clear; /* every healthy round would count */
+  assert_int_equal(dp_health_new(&h, &c, 1), -EINVAL);
+  dp_health_conf_init(&c);
+  c.burst_shape = 0.5;
+  assert_int_equal(dp_health_new(&h, &c, 1), -EINVAL);
+  dp_health_conf_init(&c);
+  c.cap_clear_n = 0; /* the capacity rule would never stay on */
+  assert_int_equal(dp_health_new(&h, &c, 1), -EINVAL);
+  dp_health_conf_init(&c);
+  assert_int_equal(dp_health_new(&h, &c, 1), 0);
+  dp_health_free(h);
 }
 
 int main(void) {
