@@ -3,6 +3,7 @@
 
 #include "clock.h"
 #include "events.h"
+#include "stall.h"
 #include "statefile.h"
 
 #include <errno.h>
@@ -20,11 +21,8 @@ typedef struct {
   int open_failing;
   char cause[160];
   unsigned confirms; /* confirmation rounds asked since the last round */
-  /* a stalled FAILURE said and its OKAY not yet: the OKAY waits for the
-   * stalled I/O to drain (stall_ended, its words) and a clean round */
-  int stall_failed, stall_ended;
-  char stall_probe[DP_NAME_MAX];
-  char stall_msg[256];
+  /* a stalled FAILURE said and its OKAY not yet (stall.h) */
+  dp_stall_pair_t stall;
   /* the read thread's only (no lock): the time of the target's last
    * verdict values, and of each probe's last values (not_before) */
   uint64_t verdict_ns, sample_ns[DP_PROBES_MAX];
@@ -186,20 +184,13 @@ static int stall_notice_due(const dp_monitor_t *m, const dp_sched_event_t *ev,
   if (m->live == NULL || ev->target >= m->ntargets ||
       (ev->kind != DP_SCHED_STALL_BEGAN && ev->kind != DP_SCHED_STALL_ENDED))
     return 1;
-  live_target_t *lt = &m->live->t[ev->target];
+  dp_stall_pair_t *p = &m->live->t[ev->target].stall;
   int due = 0;
   pthread_mutex_lock(&m->live->lock);
-  if (ev->kind == DP_SCHED_STALL_BEGAN) {
-    due = !lt->stall_failed;
-    lt->stall_failed = 1;
-    lt->stall_ended = 0;
-    if (due)
-      snprintf(lt->stall_probe, sizeof(lt->stall_probe), "%s",
-               ev->probe_name ? ev->probe_name : "");
-  } else if (lt->stall_failed) {
-    lt->stall_ended = 1;
-    snprintf(lt->stall_msg, sizeof(lt->stall_msg), "%s", msg);
-  }
+  if (ev->kind == DP_SCHED_STALL_BEGAN)
+    due = dp_stall_pair_began(p, ev->probe_name);
+  else
+    dp_stall_pair_drained(p, msg);
   pthread_mutex_unlock(&m->live->lock);
   return due;
 }
@@ -208,18 +199,13 @@ static int stall_notice_due(const dp_monitor_t *m, const dp_sched_event_t *ev,
  * ran without one. */
 static void stall_cleared(const dp_monitor_t *m, size_t i,
                           const dp_health_verdict_t *v, uint64_t wall_ns) {
-  if (m->live == NULL || v->rule[DP_RULE_STALL] != DP_HEALTH_OK)
+  if (m->live == NULL)
     return;
-  live_target_t *lt = &m->live->t[i];
-  char msg[320], probe[DP_NAME_MAX];
+  char msg[DP_STALL_WORDS_MAX + 64], probe[DP_NAME_MAX];
   pthread_mutex_lock(&m->live->lock);
-  int due = lt->stall_failed && lt->stall_ended;
-  if (due) {
-    snprintf(msg, sizeof(msg), "%s; the next round ran without a stall",
-             lt->stall_msg);
-    snprintf(probe, sizeof(probe), "%s", lt->stall_probe);
-    lt->stall_failed = lt->stall_ended = 0;
-  }
+  int due = dp_stall_pair_round(&m->live->t[i].stall,
+                                v->rule[DP_RULE_STALL] == DP_HEALTH_OK, probe,
+                                msg, sizeof(msg));
   pthread_mutex_unlock(&m->live->lock);
   if (due)
     emit_notice(m, DP_MONITOR_OKAY, m->target_names[i], "stalled", probe, msg,

@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "job.h"
 #include "rng.h"
+#include "stall.h"
 #include "target.h"
 
 #include <errno.h>
@@ -62,12 +63,7 @@ typedef struct {
   dp_io_counter_t issued;
   pthread_t thread;
   int started;
-  int stalled; /* guarded by s->lock */
-  uint64_t stall_since_ns;
-  size_t stalled_target;
-  size_t stalled_probe;
-  unsigned stall_polls; /* worker only */
-  int stall_quiet;      /* guarded by s->lock: held back, not reported yet */
+  dp_stall_fence_t fence; /* guarded by s->lock (stall.h) */
 } worker_t;
 
 struct dp_sched {
@@ -733,17 +729,24 @@ static void sample_add(dp_sched_t *s, target_t *t, size_t i,
 
 /* Worker w is stalled on target t's probe i, whose I/O was found late at
  * seen_ns (it was issued at least a Timeout before): no new probe on the
- * disk until the stall poll clears it. quiet: held back, not reported. */
-static void fence(dp_sched_t *s, worker_t *w, const target_t *t, size_t i,
-                  uint64_t seen_ns, int quiet) {
+ * disk until a stall poll clears it (stall.h). hold: held back, not
+ * reported until the first poll. */
+static dp_stall_begin_t fence(dp_sched_t *s, worker_t *w, const target_t *t,
+                              size_t i, uint64_t seen_ns, int hold) {
   pthread_mutex_lock(&s->lock);
-  w->stalled = 1;
-  w->stall_since_ns = seen_ns - t->conf.timeout_ns;
-  w->stalled_target = t->index;
-  w->stalled_probe = i;
-  w->stall_polls = 0;
-  w->stall_quiet = quiet;
+  dp_stall_begin_t b =
+      dp_stall_begin(&w->fence, t->index, i, seen_ns, t->conf.timeout_ns, hold);
   pthread_mutex_unlock(&s->lock);
+  return b;
+}
+
+static void say_stall(dp_sched_t *s, const target_t *t, size_t i,
+                      const dp_result_t *r) {
+  dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
+  ev.probe_name = t->probes[i].conf.name;
+  ev.result = r;
+  ev.outstanding = dp_prober_outstanding(t->prober);
+  emit(s, &ev);
 }
 
 /* Probe i stalled: the worker is fenced until its I/O drains. Said at
@@ -751,18 +754,14 @@ static void fence(dp_sched_t *s, worker_t *w, const target_t *t, size_t i,
  * until the first poll tells a brief stall from a hung disk. */
 static round_step_t stall_began(dp_sched_t *s, worker_t *w, target_t *t,
                                 size_t i, const dp_result_t *r, round_t *rd) {
-  fence(s, w, t, i, rd->smp[rd->n - 1].done_ns, t->timeout_short);
-  if (t->timeout_short) { /* the first poll says whether it is one */
+  if (fence(s, w, t, i, rd->smp[rd->n - 1].done_ns, t->timeout_short) ==
+      DP_STALL_HOLD) { /* the first poll says whether it is one */
     pace(s, t, rd->busy_ns, rd->ran_ns);
     memcpy(t->held, rd->smp, rd->n * sizeof(rd->smp[0]));
     t->nheld = rd->n;
     return ROUND_HELD;
   }
-  dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
-  ev.probe_name = t->probes[i].conf.name;
-  ev.result = r;
-  ev.outstanding = dp_prober_outstanding(t->prober);
-  emit(s, &ev);
+  say_stall(s, t, i, r);
   return ROUND_END;
 }
 
@@ -789,10 +788,7 @@ static round_step_t probe_step(dp_sched_t *s, worker_t *w, target_t *t,
  * polls the prober until the answer comes). */
 static void check_stalled(dp_sched_t *s, worker_t *w, target_t *t) {
   fence(s, w, t, 0, now_ns(s), 0);
-  dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
-  ev.probe_name = t->probes[0].conf.name;
-  ev.outstanding = dp_prober_outstanding(t->prober);
-  emit(s, &ev);
+  say_stall(s, t, 0, NULL);
 }
 
 /* After a round: its probe file still what the reads hit (dp_target_verify),
@@ -843,49 +839,37 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
     dp_prober_release_buffers(t->prober);
 }
 
-/* The first poll of a stall held back (target.timeout_short): drained, it
- * was brief -- the round is queued as not stalled and nothing is said;
- * still outstanding, it is a stall after all and is reported now. */
-static int held_stall(dp_sched_t *s, worker_t *w, target_t *t, int left) {
+/* The first poll of a stall held back (target.timeout_short) told it
+ * brief: the round is queued as not stalled, the stalled probe cut short
+ * is not measured, like a skipped one (its late I/Os stay in
+ * err_timeout); or a stall after all, said now with the held round. */
+static void held_round_out(dp_sched_t *s, target_t *t, const dp_stall_poll_t *p,
+                           size_t probe) {
   pthread_mutex_lock(&s->lock);
-  w->stall_quiet = 0;
-  if (left == 0)
-    w->stalled = 0;
-  if (left == 0 && t->nheld > 0) {
-    /* the stalled probe was cut short: not measured, like a skipped one
-     * (its late I/Os stay in err_timeout) */
+  if (p->brief && t->nheld > 0)
     result_unmeasured(&t->held[t->nheld - 1].r);
-  }
   enqueue(s, t, t->held, t->nheld);
   pthread_mutex_unlock(&s->lock);
-  if (left != 0 && t->nheld > 0) {
-    dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_BEGAN, t);
-    ev.probe_name = t->probes[w->stalled_probe].conf.name;
-    ev.result = &t->held[t->nheld - 1].r;
-    ev.outstanding = dp_prober_outstanding(t->prober);
-    emit(s, &ev);
-  }
+  if (p->reported_now && t->nheld > 0)
+    say_stall(s, t, probe, &t->held[t->nheld - 1].r);
   t->nheld = 0;
-  return left;
-}
-
-int dp_sched_queueing_explains(unsigned queue_depth, double shallow_p50_s,
-                               double timeout_s) {
-  double s1 = shallow_p50_s, d = queue_depth;
-  return d > 1 && s1 > 0 && s1 < timeout_s / 2 && s1 * d >= timeout_s / 2;
 }
 
 static int queueing_explains(const target_t *t, size_t i) {
-  return dp_sched_queueing_explains(t->probes[i].conf.queue_depth,
+  return dp_stall_queueing_explains(t->probes[i].conf.queue_depth,
                                     t->shallow_p50_s,
                                     (double)t->conf.timeout_ns / 1e9);
 }
 
-/* While stalled: reap for up to wait_ns; on full drain, clear the stall.
- * Returns what dp_engine_reap said: 0 cleared, > 0 still outstanding, < 0
- * the AIO context failed (the I/O stays fenced; reported once). */
+/* While stalled: reap for up to wait_ns, and do what the fence says
+ * (stall.h). Returns what dp_engine_reap said: 0 drained, > 0 still
+ * outstanding, < 0 the AIO context failed (the I/O stays fenced; reported
+ * once). */
 static int unstall(dp_sched_t *s, worker_t *w, uint64_t wait_ns) {
-  target_t *t = &s->targets[w->stalled_target];
+  pthread_mutex_lock(&s->lock);
+  dp_stall_fence_t f = w->fence;
+  pthread_mutex_unlock(&s->lock);
+  target_t *t = &s->targets[f.target];
   int left = dp_prober_reap(t->prober, wait_ns);
   if (left < 0 && !t->failed) {
     t->failed = 1;
@@ -896,26 +880,26 @@ static int unstall(dp_sched_t *s, worker_t *w, uint64_t wait_ns) {
              "this disk";
     emit(s, &ev);
   }
-  w->stall_polls++;
-  if (w->stall_quiet)
-    return held_stall(s, w, t, left);
-  if (left != 0)
-    return left;
+  int queueing = !t->timeout_short && queueing_explains(t, f.probe);
   pthread_mutex_lock(&s->lock);
-  uint64_t since = w->stall_since_ns;
-  w->stalled = 0;
+  dp_stall_poll_t p = dp_stall_poll(&w->fence, left, now_ns(s), queueing);
   pthread_mutex_unlock(&s->lock);
+  if (f.phase == DP_STALL_HELD) {
+    held_round_out(s, t, &p, f.probe);
+    return left;
+  }
+  if (!p.ended)
+    return left;
   dp_sched_event_t ev = event_of(s, DP_SCHED_STALL_ENDED, t);
-  ev.stall_ns = now_ns(s) - since;
+  ev.stall_ns = p.stall_ns;
   emit(s, &ev);
-  if (w->stall_polls == 1 && !t->timeout_short &&
-      queueing_explains(t, w->stalled_probe)) {
+  if (p.timeout_short) {
     /* drained at the first poll: a Timeout too short, not a hung disk */
     t->timeout_short = 1;
     ev = event_of(s, DP_SCHED_TIMEOUT_SHORT, t);
-    ev.probe_name = t->probes[w->stalled_probe].conf.name;
-    ev.outstanding = t->probes[w->stalled_probe].conf.queue_depth;
-    ev.stall_ns = now_ns(s) - since;
+    ev.probe_name = t->probes[f.probe].conf.name;
+    ev.outstanding = t->probes[f.probe].conf.queue_depth;
+    ev.stall_ns = p.stall_ns;
     emit(s, &ev);
   }
   return 0;
@@ -1010,7 +994,7 @@ int dp_sched_confirm(dp_sched_t *s, size_t i, uint64_t delay_ns) {
 uint64_t dp_sched_step(dp_sched_t *s, size_t wi, uint64_t wait_ns) {
   worker_t *w = &s->workers[wi];
   pthread_mutex_lock(&s->lock);
-  if (w->stalled) {
+  if (w->fence.phase != DP_STALL_NONE) {
     pthread_mutex_unlock(&s->lock);
     /* a failed context answers at once: poll it at the stall pace */
     return now_ns(s) + (unstall(s, w, wait_ns) < 0 ? DP_SCHED_REAP_NS : 0);
@@ -1032,7 +1016,9 @@ uint64_t dp_sched_step(dp_sched_t *s, size_t wi, uint64_t wait_ns) {
       confirm_run(s, w, t);
     pthread_mutex_lock(&s->lock);
     t = next_target(s, w);
-    uint64_t due = w->stalled ? now_ns(s) : t ? due_of(t) : UINT64_MAX;
+    uint64_t due = w->fence.phase != DP_STALL_NONE ? now_ns(s)
+                   : t                             ? due_of(t)
+                                                   : UINT64_MAX;
     pthread_mutex_unlock(&s->lock);
     return due;
   }
@@ -1051,7 +1037,9 @@ uint64_t dp_sched_step(dp_sched_t *s, size_t wi, uint64_t wait_ns) {
       t->next_due_ns = now;
   }
   t = next_target(s, w);
-  uint64_t due = w->stalled ? now_ns(s) : t ? due_of(t) : UINT64_MAX;
+  uint64_t due = w->fence.phase != DP_STALL_NONE ? now_ns(s)
+                 : t                             ? due_of(t)
+                                                 : UINT64_MAX;
   pthread_mutex_unlock(&s->lock);
   return due;
 }
@@ -1179,8 +1167,8 @@ void dp_sched_target_state(dp_sched_t *s, size_t i,
   const target_t *t = &s->targets[i];
   const worker_t *w = &s->workers[t->worker];
   out->opened = t->pub_opened;
-  out->stalled = w->stalled && !w->stall_quiet && w->stalled_target == i;
-  out->stall_ns = out->stalled ? now_ns(s) - w->stall_since_ns : 0;
+  out->stalled = dp_stall_reported(&w->fence, i);
+  out->stall_ns = dp_stall_age_ns(&w->fence, i, now_ns(s));
   out->interval_ns = t->interval_ns;
   out->scale = t->scale;
   out->asked_ns = t->asked_ns;

@@ -59,7 +59,7 @@
  *   within DP_SCHED_REAP_NS of the stall -- may be a Timeout too short for
  *   the probe's queue depth on this disk (Timeout 10 ms at QueueDepth
  *   256), not a hung disk: when the queue explains it
- *   (dp_sched_queueing_explains: depth > 1, and the target's last
+ *   (dp_stall_queueing_explains, stall.h: depth > 1, and the target's last
  *   queue-depth-1 probe answered in under half the Timeout but its p50
  *   times the depth reaches half the Timeout). Then the first one is
  *   reported as a stall and, once, DP_SCHED_TIMEOUT_SHORT. At depth 1, or
@@ -306,11 +306,6 @@ int dp_sched_stop(dp_sched_t *s);
  * only closes nothing and frees nothing (their buffers may still be
  * written by the kernel). NULL is allowed. */
 void dp_sched_free(dp_sched_t *s);
-
-/* Whether a brief stall at queue_depth can be the queue's (see Stalls):
- * 1 or 0. shallow_p50_s: the target's last QD1 p50 (NaN: none). */
-int dp_sched_queueing_explains(unsigned queue_depth, double shallow_p50_s,
-                               double timeout_s);
 
 /*
  * DutyCycle's arithmetic (see DutyCycle above). allowed: the disk time one

@@ -581,20 +581,6 @@ static void test_confirmation_round(void **state) {
 
 /* A brief stall is the queue's only with evidence: depth > 1 and a fast
  * shallow probe whose latency times the depth reaches half the Timeout. */
-static void test_queueing_explains(void **state) {
-  (void)state;
-  /* QD256 at 100 us: 25.6 ms of queue against a 10 ms Timeout */
-  assert_true(dp_sched_queueing_explains(256, 100e-6, 0.010));
-  assert_true(dp_sched_queueing_explains(32, 0.2, 2.0));      /* 6.4 s queued */
-  assert_false(dp_sched_queueing_explains(1, 100e-6, 0.010)); /* no queue */
-  /* the shallow probe itself near the Timeout: the disk crawls */
-  assert_false(dp_sched_queueing_explains(32, 2.6, 2.0));
-  assert_false(dp_sched_queueing_explains(32, 1.5, 2.0));
-  /* a fast disk whose queue cannot reach the Timeout: something hung */
-  assert_false(dp_sched_queueing_explains(32, 100e-6, 2.0));
-  assert_false(dp_sched_queueing_explains(32, NAN, 2.0)); /* no evidence */
-}
-
 /* Layouts are splayed like the rounds: each target's probe file is laid
  * out at its own first round, a random point of the first interval (the
  * same points dp_sched_splay_ns gives for the seed), not all at start-up. */
@@ -892,7 +878,6 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_past_timeout_at_qd1_is_a_stall,
                                       setup, teardown),
-      cmocka_unit_test(test_queueing_explains),
       cmocka_unit_test_setup_teardown(test_confirmation_round, setup, teardown),
       cmocka_unit_test_setup_teardown(test_layouts_splayed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_device_appears_after_start, setup,
