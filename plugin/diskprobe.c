@@ -341,8 +341,8 @@ static void diskprobe_ctx_free(diskprobe_ctx_t *ctx) {
 /* Every type of the metric table must be known to collectd: ours come
  * from diskprobe.types.db; without it, say so once. */
 static int diskprobe_check_types(void) {
-  for (int i = 0; i < DP_METRIC_TYPE_COUNT; i++) {
-    const char *type = dp_metric_type((dp_metric_type_id_t)i)->name;
+  const char *type;
+  for (size_t i = 0; (type = dp_monitor_type_name(i)) != NULL; i++) {
     if (plugin_get_ds(type) == NULL) {
       ERROR(PLUGIN_NAME " plugin: type \"%s\" is not known: add "
                         "TypesDB \"<path>/diskprobe.types.db\" (and the "
@@ -352,16 +352,6 @@ static int diskprobe_check_types(void) {
     }
   }
   return 0;
-}
-
-/* Reads at least as often as the shortest ProbeInterval so results do not
- * wait (collectd's Interval if that is shorter). */
-static uint64_t diskprobe_read_interval_ns(const diskprobe_ctx_t *ctx) {
-  uint64_t ns = CDTIME_T_TO_NS(plugin_get_interval());
-  for (size_t i = 0; i < ctx->ntargets; i++)
-    if (ctx->targets[i].interval_ns < ns)
-      ns = ctx->targets[i].interval_ns;
-  return ns;
 }
 
 static int diskprobe_init(void) {
@@ -385,7 +375,10 @@ static int diskprobe_init(void) {
                           .host = hostname_g,
                           .state_dir = global_option_get("BaseDir"),
                           .state_read_only = diskprobe_config_test(),
-                          .read_interval_ns = diskprobe_read_interval_ns(ctx),
+                          /* reads as often as the shortest ProbeInterval,
+                           * collectd's Interval at most */
+                          .read_interval_max_ns =
+                              CDTIME_T_TO_NS(plugin_get_interval()),
                           .thread_create = plugin_thread_create,
                           .prober = getenv("DISKPROBE_PROBER")};
   if (mc.state_dir == NULL)
@@ -402,7 +395,8 @@ static int diskprobe_init(void) {
       dp_monitor_start(ctx->monitor) < 0)
     return -1;
   return plugin_register_complex_read(
-      NULL, PLUGIN_NAME, diskprobe_read, NS_TO_CDTIME_T(mc.read_interval_ns),
+      NULL, PLUGIN_NAME, diskprobe_read,
+      NS_TO_CDTIME_T(dp_monitor_read_interval_ns(ctx->monitor)),
       &(user_data_t){.data = ctx->monitor, .free_func = NULL});
 }
 

@@ -201,7 +201,7 @@ int dp_blockdev_info(const char *sysroot, const char *disk,
 /* What a disk is: the fields the fleet groups and names disks by. Strings
  * are escaped (dp_escape) and "" when sysfs has no such attribute;
  * numbers 0 when unknown. */
-typedef struct {
+typedef struct dp_disk_identity {
   char disk[DP_BLOCKDEV_NAME_MAX];         /* whose identity: the whole disk (a
                                               partition's parent), or the stack */
   dp_media_t media;                        /* dp_blockdev_media; a stack: its

@@ -150,7 +150,7 @@ int dp_diskstats_read_file(const char *path, char *buf, size_t cap,
  * flush metrics when !(flags & HAVE_FLUSHES), and the probe shares until
  * dp_diskstats_probe_share sets them.
  */
-typedef struct {
+typedef struct dp_diskstats_metrics {
   unsigned major, minor;
   char name[DP_DISKSTATS_NAME_MAX];
   unsigned flags; /* DP_DISKSTATS_HAVE_* */

@@ -288,7 +288,7 @@ const char *dp_health_level_name(dp_health_level_t l); /* "ok" ... */
 double dp_media_ceiling_s(dp_media_t m);
 
 /* What the rules need; dp_health_conf_init gives the defaults above. */
-typedef struct {
+typedef struct dp_health_conf {
   unsigned horizon_rounds; /* <= DP_HEALTH_HORIZON_MAX */
   unsigned arm_rounds;
   double warn_fast, warn, warn_slow, fail, clear; /* slowdown levels */
@@ -329,7 +329,7 @@ typedef struct {
 } dp_health_obs_t;
 
 /* A target's verdict after a round. */
-typedef struct {
+typedef struct dp_health_verdict {
   dp_health_level_t level, prev_level;
   int changed;                           /* level != prev_level */
   dp_health_level_t rule[DP_RULE_COUNT]; /* each rule's own level */

@@ -81,7 +81,7 @@ typedef struct {
   unsigned cap_clear_run[DP_HEALTH_PROBES_MAX];
   unsigned capf_clear_run[DP_HEALTH_PROBES_MAX];
   int probing_fail; /* dp_health_not_probing until the next round */
-  char probing_why[128];
+  char probing_why[256];
   dp_health_level_t level;
   double last_p50; /* first probe's p50 of the latest round, for peers */
   /* each probe's p50 and IOPS against its baseline in the latest round

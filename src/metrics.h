@@ -141,7 +141,7 @@ typedef enum {
 } dp_metric_id_t;
 
 /* One series. */
-typedef struct {
+typedef struct dp_metric {
   dp_metric_id_t id;
   const dp_metric_type_t *type;
   dp_metric_pi_t plugin_instance;

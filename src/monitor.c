@@ -1,8 +1,14 @@
 /* monitor.c - see monitor.h. */
 #include "monitor.h"
 
+#include "blockdev.h"
 #include "clock.h"
+#include "devview.h"
 #include "events.h"
+#include "health.h"
+#include "metrics.h"
+#include "peers.h"
+#include "scheduler.h"
 #include "stall.h"
 #include "statefile.h"
 
@@ -19,7 +25,7 @@
 typedef struct {
   uint64_t last_round_ns; /* monitor clock; 0: none yet */
   int open_failing;
-  char cause[160];
+  char cause[320];
   unsigned confirms; /* confirmation rounds asked since the last round */
   /* a stalled FAILURE said and its OKAY not yet (stall.h) */
   dp_stall_pair_t stall;
@@ -40,9 +46,11 @@ struct dp_monitor {
   char (*target_names)[DP_NAME_MAX];
   size_t ntargets;
   uint64_t read_interval_ns;
+  uint64_t next_read_ns; /* monitor clock: the per-interval steps of
+                            dp_monitor_read are due; 0: at the first */
   const char *sysroot;
   dp_sched_t *sched;          /* NULL offline */
-  dp_sched_sample_t *scratch; /* dp_monitor_read_samples: no allocation */
+  dp_sched_sample_t *scratch; /* read_samples: no allocation */
   dp_health_t *health;
   char state_dir[PATH_MAX];    /* "" : no state file */
   dp_statefile_saver_t *saver; /* NULL: the state file is never written */
@@ -223,7 +231,7 @@ static void event_notice(const dp_monitor_t *m, const dp_sched_event_t *ev) {
               ev->probe_name ? ev->probe_name : "", msg, wall_now_ns());
 }
 
-/* An open failing or succeeding, for dp_monitor_read_targets. */
+/* An open failing or succeeding, for read_targets. */
 static void live_event(const dp_monitor_t *m, const dp_sched_event_t *ev) {
   if (m->live == NULL || ev->target >= m->ntargets ||
       (ev->kind != DP_SCHED_OPEN_FAILED && ev->kind != DP_SCHED_OPENED))
@@ -231,9 +239,13 @@ static void live_event(const dp_monitor_t *m, const dp_sched_event_t *ev) {
   live_target_t *lt = &m->live->t[ev->target];
   pthread_mutex_lock(&m->live->lock);
   lt->open_failing = ev->kind == DP_SCHED_OPEN_FAILED;
-  if (lt->open_failing)
-    snprintf(lt->cause, sizeof(lt->cause), "cannot open %s: %s",
-             ev->path ? ev->path : "?", ev->msg ? ev->msg : "");
+  if (lt->open_failing) {
+    /* a clause of the verdict's words: no full stop of its own */
+    int n = snprintf(lt->cause, sizeof(lt->cause), "cannot open %s: %s",
+                     ev->path ? ev->path : "?", ev->msg ? ev->msg : "");
+    if (n > 0 && (size_t)n < sizeof(lt->cause) && lt->cause[n - 1] == '.')
+      lt->cause[n - 1] = '\0';
+  }
   pthread_mutex_unlock(&m->live->lock);
 }
 
@@ -675,7 +687,7 @@ static void emit_identity(dp_monitor_t *m, const char *disk, uint64_t tm) {
              (double)id->capacity_bytes, tm, m->read_interval_ns);
 }
 
-void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns) {
+static void read_devices(dp_monitor_t *m, uint64_t wall_ns) {
   if (m->devview == NULL)
     return;
   uint64_t mono_ns = mono_now(m);
@@ -767,7 +779,7 @@ static void emit_sample(const dp_monitor_t *m, const dp_sched_sample_t *s,
   emit_gauge(m, DP_METRIC_PROBE_DURATION, in, pn, r->wall_s, tm, ivl);
 }
 
-size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns) {
+static size_t read_samples(dp_monitor_t *m, uint64_t wall_ns) {
   uint64_t mono_ns = mono_now(m);
   size_t n =
       dp_sched_take(m->sched, m->scratch, dp_sched_max_samples(m->sched));
@@ -831,7 +843,7 @@ static void not_probing_cause(dp_monitor_t *m, size_t i,
 static void judge_not_probing(dp_monitor_t *m, size_t i,
                               const dp_sched_target_state_t *st,
                               uint64_t wall_ns) {
-  char cause[200];
+  char cause[320];
   if (m->live == NULL)
     return;
   not_probing_cause(m, i, st, cause, sizeof(cause));
@@ -842,7 +854,7 @@ static void judge_not_probing(dp_monitor_t *m, size_t i,
   publish_verdict(m, i, &v, 0, wall_ns, m->read_interval_ns, 0);
 }
 
-void dp_monitor_read_targets(dp_monitor_t *m, uint64_t wall_ns) {
+static void read_targets(dp_monitor_t *m, uint64_t wall_ns) {
   uint64_t ivl = m->read_interval_ns;
   for (size_t i = 0; i < m->ntargets; i++) {
     const char *tn = m->target_names[i];
@@ -947,13 +959,44 @@ static void state_load(dp_monitor_t *m) {
     LOG_PLAIN(m, LOG_INFO, "health baselines restored from %s.", path);
 }
 
+uint64_t dp_monitor_read_interval_of(const dp_target_conf_t *t, size_t n,
+                                     uint64_t max_ns) {
+  uint64_t ns = max_ns;
+  for (size_t i = 0; i < n; i++)
+    if (ns == 0 || t[i].interval_ns < ns)
+      ns = t[i].interval_ns;
+  return ns;
+}
+
+uint64_t dp_monitor_read_interval_ns(const dp_monitor_t *m) {
+  return m->read_interval_ns;
+}
+
+/* Whether this read runs the per-interval steps: on the grid of the read
+ * interval from the first read, a tenth of it early at most (the caller's
+ * timer may run on another clock); a read that fell behind restarts the
+ * grid. */
+static int read_due(dp_monitor_t *m) {
+  uint64_t now = mono_now(m), ivl = m->read_interval_ns;
+  if (m->next_read_ns != 0 && now + ivl / 10 < m->next_read_ns)
+    return 0;
+  m->next_read_ns = m->next_read_ns == 0 ? now + ivl : m->next_read_ns + ivl;
+  if (m->next_read_ns <= now)
+    m->next_read_ns = now + ivl;
+  return 1;
+}
+
 void dp_monitor_read(dp_monitor_t *m, uint64_t wall_ns) {
-  dp_monitor_read_devices(m, wall_ns);
-  dp_monitor_read_samples(m, wall_ns);
+  int due = read_due(m);
+  if (due)
+    read_devices(m, wall_ns);
+  read_samples(m, wall_ns);
+  if (!due)
+    return;
   state_saved_poll(m);
   if (mono_now(m) - m->saved_ns > DP_MONITOR_SAVE_NS)
     state_save(m, 0);
-  dp_monitor_read_targets(m, wall_ns);
+  read_targets(m, wall_ns);
 }
 
 /* ---- set-up and teardown ------------------------------------------------ */
@@ -1157,7 +1200,8 @@ int dp_monitor_new(dp_monitor_t **out, const dp_monitor_conf_t *c,
   for (size_t i = 0; i < c->ntargets; i++)
     snprintf(m->target_names[i], DP_NAME_MAX, "%s", c->targets[i].name);
   m->sysroot = c->sysroot; /* NULL: DP_SYSROOT_DEFAULT */
-  m->read_interval_ns = c->read_interval_ns;
+  m->read_interval_ns = dp_monitor_read_interval_of(c->targets, c->ntargets,
+                                                    c->read_interval_max_ns);
   m->now_ns = c->now_ns;
   m->clock_arg = c->clock_arg;
   char err[PATH_MAX + 256];
@@ -1276,6 +1320,14 @@ void dp_monitor_free(dp_monitor_t *m) {
   free(m->targets);
   free(m->target_names);
   free(m);
+}
+
+_Static_assert(DP_MONITOR_DISK_NAME_MAX == DP_BLOCKDEV_NAME_MAX,
+               "the busy disk's name is a kernel name");
+
+const char *dp_monitor_type_name(size_t i) {
+  return i < DP_METRIC_TYPE_COUNT ? dp_metric_type((dp_metric_type_id_t)i)->name
+                                  : NULL;
 }
 
 int dp_monitor_glob_check(const char *glob, char *err, size_t errlen) {

@@ -64,13 +64,8 @@
 #ifndef DP_MONITOR_H
 #define DP_MONITOR_H
 
-#include "blockdev.h"
 #include "conf.h"
-#include "devview.h"
-#include "health.h"
-#include "metrics.h"
-#include "peers.h"
-#include "scheduler.h"
+#include "vocab.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -82,7 +77,22 @@
 #define DP_MONITOR_SAVE_WAIT_NS (2 * UINT64_C(1000000000))
 #define DP_MONITOR_STATE_FILE "diskprobe-health.state"
 #define DP_MONITOR_DEVICES_MAX 1024
-#define DP_MONITOR_VALUES_MAX 7 /* data sources of the widest type */
+#define DP_MONITOR_VALUES_MAX 7     /* data sources of the widest type */
+#define DP_MONITOR_DISK_NAME_MAX 64 /* a kernel name (blockdev.h's) */
+
+/* The lower layers' own records, for front-ends that show more than
+ * values (watch, replay, the tests): opaque here; such a front-end
+ * includes the header that defines each it reads. A front-end that only
+ * dispatches values, notices and log lines (the plugin) needs none. */
+struct dp_metric;             /* metrics.h */
+struct dp_sched_sample;       /* scheduler.h */
+struct dp_sched_target_state; /* scheduler.h */
+struct dp_health_verdict;     /* health.h */
+struct dp_health_conf;        /* health.h */
+struct dp_diskstats_metrics;  /* diskstats.h */
+struct dp_peers_disk;         /* peers.h */
+struct dp_disk_identity;      /* blockdev.h */
+struct dp_sched;              /* scheduler.h */
 
 /* Fast confirmation (health.h, scheduler.h): after a suspect round at
  * most this many confirmation rounds, each due dp_monitor_confirm_delay_ns
@@ -97,7 +107,7 @@ uint64_t dp_monitor_confirm_delay_ns(uint64_t interval_ns);
  * names them (the metric catalogue), and one number per data source:
  * gauges as doubles, counters (derive data sources) as integers. */
 typedef struct {
-  const dp_metric_t *metric; /* the series in the metric table (metrics.h) */
+  const struct dp_metric *metric; /* the series in the metric table */
   const char *instance, *type, *type_instance;
   size_t n;
   int derive; /* 1: the values are counters (v[i].counter) */
@@ -158,8 +168,9 @@ typedef struct {
 typedef struct {
   int busy;
   double util_percent, probe_share;
-  char under[DP_BLOCKDEV_NAME_MAX]; /* "" its own disk; else the disk under
-                                       its loop device, which was busy */
+  char under[DP_MONITOR_DISK_NAME_MAX]; /* "" its own disk; else the disk
+                                           under its loop device, which was
+                                           busy */
 } dp_monitor_busy_t;
 
 /* A target's round, judged (the verdict after its last probe). */
@@ -169,7 +180,7 @@ typedef struct {
   const char *device; /* the device that holds its data, or "unknown" */
   uint64_t round;
   uint64_t time_ns; /* wall clock, when the round's last probe finished */
-  const dp_health_verdict_t *v;
+  const struct dp_health_verdict *v;
   const char *words; /* dp_health_describe */
   dp_media_t media;
   const char *model;
@@ -184,13 +195,13 @@ typedef struct {
   void (*log)(const dp_monitor_log_t *l, void *arg);       /* any thread */
   /* Each probe result as the scheduler queued it, with the wall time it
    * finished and the target's state. */
-  void (*sample)(const dp_sched_sample_t *s, uint64_t time_ns,
-                 const dp_sched_target_state_t *st, void *arg);
+  void (*sample)(const struct dp_sched_sample *s, uint64_t time_ns,
+                 const struct dp_sched_target_state *st, void *arg);
   void (*verdict)(const dp_monitor_verdict_t *v, void *arg);
   /* Each device of a device-view read, with its fail-slow state (NULL when
    * the disk is not in a peer group). */
-  void (*device)(const dp_diskstats_metrics_t *m, const dp_peers_disk_t *peer,
-                 uint64_t time_ns, void *arg);
+  void (*device)(const struct dp_diskstats_metrics *m,
+                 const struct dp_peers_disk *peer, uint64_t time_ns, void *arg);
 } dp_monitor_sink_t;
 
 /* ---- set-up -------------------------------------------------------------- */
@@ -201,14 +212,17 @@ typedef struct {
   size_t ntargets;
   const char *const *device_globs; /* DeviceStats; may be NULL */
   size_t nglobs;
-  const char *host;          /* for notification texts */
-  const char *state_dir;     /* where the health state file lives when StateDir
-                                is not set (collectd's BaseDir); NULL: no state
-                                file unless StateDir is set */
-  int state_read_only;       /* read the state file, never write it (a
-                                config test: `collectd -T`) */
-  uint64_t read_interval_ns; /* how often dp_monitor_read runs */
-  unsigned queue_len;        /* samples kept per probe; 0: default */
+  const char *host;      /* for notification texts */
+  const char *state_dir; /* where the health state file lives when StateDir
+                            is not set (collectd's BaseDir); NULL: no state
+                            file unless StateDir is set */
+  int state_read_only;   /* read the state file, never write it (a
+                            config test: `collectd -T`) */
+  /* the front-end's own read cadence, if it has one (collectd's
+   * Interval): the read interval is the shortest ProbeInterval, this at
+   * most (dp_monitor_read_interval_of); 0: none */
+  uint64_t read_interval_max_ns;
+  unsigned queue_len; /* samples kept per probe; 0: default */
   /* starts the workers' threads; NULL: pthread_create (scheduler.h) */
   int (*thread_create)(pthread_t *thread, void *(*start)(void *), void *arg,
                        const char *name);
@@ -242,25 +256,31 @@ int dp_monitor_new(dp_monitor_t **out, const dp_monitor_conf_t *c,
 int dp_monitor_start(dp_monitor_t *m);
 
 /*
- * One read, as the plugin's read callback does it, at wall_ns (the
- * monitor's own clock -- conf's now_ns -- for the rest): the device view
- * (values, saturation, peers), then every queued probe sample (values,
- * verdicts, notices), the state file if due, then every target's per-read
- * values (stalled, how long, interval in force, saturated, which disk). The
- * steps are also callable alone (watch shows samples as they come and the rest
- * every interval).
+ * The read: the one sequence every front-end runs (the plugin from
+ * collectd's read callback, watch from its loop), at wall_ns (the
+ * monitor's own clock -- conf's now_ns -- for the rest). Once per read
+ * interval, the device view (values, saturation, peers); every call, each
+ * queued probe sample (values, verdicts, notices); once per read interval
+ * again, the state file's save if due and every target's per-read values
+ * and verdict when it is not probing (FAILURE by "probing"; stalled, how
+ * long, interval in force, saturated, which disk). A front-end calls it
+ * at least every read interval; calling it more often (watch: whenever a
+ * sample is queued) shows samples sooner and changes nothing else.
  */
 void dp_monitor_read(dp_monitor_t *m, uint64_t wall_ns);
-void dp_monitor_read_devices(dp_monitor_t *m, uint64_t wall_ns);
-size_t dp_monitor_read_samples(dp_monitor_t *m, uint64_t wall_ns);
-void dp_monitor_read_targets(dp_monitor_t *m, uint64_t wall_ns);
+
+/* The read interval: the shortest ProbeInterval of the targets, max_ns at
+ * most (0: no cap); and the monitor's. */
+uint64_t dp_monitor_read_interval_of(const dp_target_conf_t *t, size_t n,
+                                     uint64_t max_ns);
+uint64_t dp_monitor_read_interval_ns(const dp_monitor_t *m);
 
 /* Blocks until a sample is queued or CLOCK_MONOTONIC reaches deadline_ns
  * (scheduler.h's dp_sched_wait). 1 if samples are queued. */
 int dp_monitor_wait(dp_monitor_t *m, uint64_t deadline_ns);
 
 /* The scheduler, for what a front-end shows besides (watch's summary). */
-dp_sched_t *dp_monitor_sched(dp_monitor_t *m);
+struct dp_sched *dp_monitor_sched(dp_monitor_t *m);
 
 /*
  * Stops the workers, saves the state file (unless a worker was left
@@ -279,9 +299,14 @@ void dp_monitor_free(dp_monitor_t *m);
  * (valid until dp_monitor_free); NULL for a disk the view has not read.
  * The reading thread only (a sink's device callback may call it).
  */
-const dp_disk_identity_t *dp_monitor_disk_identity(dp_monitor_t *m,
-                                                   const char *disk,
-                                                   const char **class_name);
+const struct dp_disk_identity *
+dp_monitor_disk_identity(dp_monitor_t *m, const char *disk,
+                         const char **class_name);
+
+/* The collectd types of the metric table (metrics.h), for a front-end
+ * that must know them all (the plugin checks its types.db): the i-th
+ * type's name, NULL past the last. */
+const char *dp_monitor_type_name(size_t i);
 
 /* DeviceStats: a kernel device name or glob ("sda", "nvme*n1"), not a
  * path, a valid glob. 0, or -EINVAL / -ENAMETOOLONG with the reason in err
@@ -331,7 +356,7 @@ typedef struct {
   double ceiling_s;
 } dp_monitor_offline_target_t;
 
-int dp_monitor_new_offline(dp_monitor_t **out, const dp_health_conf_t *hc,
+int dp_monitor_new_offline(dp_monitor_t **out, const struct dp_health_conf *hc,
                            const dp_monitor_offline_target_t *t, size_t n,
                            const char *host, const dp_monitor_sink_t *sink);
 
@@ -344,6 +369,6 @@ int dp_monitor_new_offline(dp_monitor_t **out, const dp_health_conf_t *hc,
  */
 int dp_monitor_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
                     uint64_t round, uint64_t wall_ns, uint64_t interval_ns,
-                    dp_health_verdict_t *out);
+                    struct dp_health_verdict *out);
 
 #endif /* DP_MONITOR_H */

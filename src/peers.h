@@ -39,7 +39,7 @@ void dp_peers_free(dp_peers_t *p);
 size_t dp_peers_ndevices(const dp_peers_t *p);
 
 /* What a caller learns about one judged disk after an interval. */
-typedef struct {
+typedef struct dp_peers_disk {
   const char *device, *model, *serial; /* "" when sysfs has none */
   dp_media_t media;
   size_t group_size;

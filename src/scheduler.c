@@ -403,7 +403,7 @@ static int moved_filesystem(dp_sched_t *s, target_t *t) {
   else
     snprintf(name, sizeof(name), "%u:%u", major(d), minor(d));
   snprintf(msg, sizeof(msg),
-           "the path is now on device %s (%u:%u), it was on %u:%u: filesystem "
+           "the path is now on %s (%u:%u), not %u:%u as at start: filesystem "
            "unmounted or replaced? Not probing there.",
            name, major(d), minor(d), major(t->home_dev), minor(t->home_dev));
   open_failed(s, t, -EXDEV, msg);

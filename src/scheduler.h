@@ -213,7 +213,7 @@ typedef struct {
 void dp_sched_conf_init(dp_sched_conf_t *c);
 
 /* One probe's result in one round, as queued for the consumer. */
-typedef struct {
+typedef struct dp_sched_sample {
   size_t target, probe; /* indexes into the configured targets / probes */
   const char *target_name, *probe_name; /* valid until dp_sched_free */
   dp_result_t r;                        /* r.hist is NULL (engine-owned) */
@@ -226,7 +226,7 @@ typedef struct {
 } dp_sched_sample_t;
 
 /* What a consumer shows between rounds. */
-typedef struct {
+typedef struct dp_sched_target_state {
   int opened;           /* 1 while the target is open */
   int stalled;          /* 1 while this target's I/O is stuck */
   uint64_t stall_ns;    /* how long so far */

@@ -39,6 +39,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "health.h"
 #include "jsonl.h"
 #include "monitor.h"
 #include "replay_input.h"

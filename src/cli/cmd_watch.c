@@ -36,9 +36,15 @@
  * a usage error. Failures print one line on stderr.
  */
 #define _GNU_SOURCE
+#include "blockdev.h"
 #include "cli.h"
 #include "clock.h"
+#include "devview.h"
+#include "diskstats.h"
+#include "health.h"
 #include "monitor.h"
+#include "peers.h"
+#include "scheduler.h"
 #include "units.h"
 
 #include <errno.h>
@@ -278,7 +284,9 @@ static void watch_verdict(const dp_monitor_verdict_t *mv, void *arg) {
   const dp_health_verdict_t *v = mv->v;
   if (target_done(w, mv->target))
     return;
-  if (!mv->confirm) /* a confirmation is not a round of --count */
+  /* a confirmation is not a round of --count, nor is the verdict of a
+   * target that is not probing (round 0: no round ran) */
+  if (!mv->confirm && mv->round > 0)
     w->rounds[mv->target]++;
   if (!w->json) {
     char ts[16];
@@ -386,21 +394,18 @@ static int watch_finished(watch_t *w, int *status) {
   return done;
 }
 
-/* Samples (and their verdicts) as they come; the device view every read
- * interval. Returns the exit status. */
-static int watch_loop(watch_t *w, dp_monitor_t *m, uint64_t read_ns) {
+/* The plugin's read (monitor.h), run whenever a sample is queued and at
+ * least every POLL_NS: samples and their verdicts as they come, the device
+ * view and the targets that are not probing every read interval. Returns
+ * the exit status. */
+static int watch_loop(watch_t *w, dp_monitor_t *m) {
   int status = 1;
-  uint64_t next_read = dp_now_ns();
   while (!watch_signalled) {
-    dp_monitor_wait(m, dp_now_ns() + POLL_NS);
-    if (dp_now_ns() >= next_read) {
-      dp_monitor_read_devices(m, wall_ns());
-      next_read += read_ns;
-    }
-    dp_monitor_read_samples(m, wall_ns());
+    dp_monitor_read(m, wall_ns());
     fflush(stdout);
     if (watch_finished(w, &status))
       return status;
+    dp_monitor_wait(m, dp_now_ns() + POLL_NS);
   }
   return w->opened_any ? 0 : 1;
 }
@@ -530,16 +535,11 @@ int dp_cmd_watch(int argc, char **argv) {
   }
   if (watch_targets(&w, &c, tc) != 0)
     goto done;
-  uint64_t read_ns = tc[0].interval_ns;
-  for (size_t i = 1; i < n; i++)
-    if (tc[i].interval_ns < read_ns)
-      read_ns = tc[i].interval_ns;
   char prober[PATH_MAX];
   dp_monitor_conf_t mc = {.plugin = &c.plugin,
                           .targets = tc,
                           .ntargets = n,
                           .host = "localhost",
-                          .read_interval_ns = read_ns,
                           .queue_len = 16,
                           .prober = watch_prober(prober, sizeof(prober))};
   dp_monitor_sink_t sink = {.arg = &w,
@@ -560,7 +560,7 @@ int dp_cmd_watch(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   if (rc == 0)
-    status = watch_loop(&w, m, read_ns);
+    status = watch_loop(&w, m);
   if (w.printed_header)
     print_summary(&w, tc, w.st, DP_PROBES_MAX);
   dp_monitor_stop(m);

@@ -123,5 +123,80 @@ for f in plugin/*.c; do
   done < <(includes "$f")
 done
 
-[ $bad = 0 ] && echo "layering: $nfiles files keep to the layers"
+# ---- src/README.md's layer table says the same as the one above -------------
+readme_layers=$(sed -n 's/^| L\([0-9]\) | \(.*\) | [^|]* |$/\1 \2/p' src/README.md)
+for m in "${!LAYER[@]}"; do
+  row=$(awk -v l="${LAYER[$m]}" '$1 == l' <<<"$readme_layers")
+  grep -qE "\`$m(\.h)?\`" <<<"$row" ||
+    say "src/README.md: module '$m' is not in its layer table's row L${LAYER[$m]}"
+done
+while read -r l rest; do
+  for m in $(grep -oE '`[a-z_-]+(\.h)?`' <<<"$rest" | tr -d '`' | sed 's/\.h$//'); do
+    [ -n "${LAYER[$m]+x}" ] && [ "${LAYER[$m]}" != "$l" ] &&
+      say "src/README.md: module '$m' in row L$l, layer ${LAYER[$m]} in $0"
+  done
+done <<<"$readme_layers"
+
+# ---- what a file uses, not only what it includes ----------------------------
+# Every dp_* / DP_* name a file uses (comments and strings aside) is looked
+# up where a header of src/ declares it (a function, a type, a struct tag, a
+# macro, an enum constant). A module of src/ uses nothing declared in a
+# higher layer (a call back up that an include through a lower header would
+# hide); plugin/*.c uses only the API of the monitor and the configuration
+# (monitor.h, conf.h, and the vocabulary those two speak: conftypes.h,
+# vocab.h), whatever reaches it through their includes.
+layer_table=$(for m in "${!LAYER[@]}"; do echo "$m ${LAYER[$m]}"; done)
+part_table=$(for m in "${!PART_OF[@]}"; do echo "$m ${PART_OF[$m]}"; done)
+uses_out=$(python3 - "$layer_table" "$part_table" <<'PY'
+import glob, os, re, sys
+layer = dict(l.split() for l in sys.argv[1].splitlines() if l.strip())
+part = dict(l.split() for l in sys.argv[2].splitlines() if l.strip())
+def module(path):
+    m = os.path.basename(path).rsplit(".", 1)[0]
+    return part.get(m, m)
+def code(path):
+    t = open(path, encoding="utf-8").read()
+    t = re.sub(r"/\*.*?\*/", " ", t, flags=re.S)
+    t = re.sub(r"//[^\n]*", " ", t)
+    t = re.sub(r'"(\\.|[^"\\\n])*"', '""', t)
+    return re.sub(r"'(\\.|[^'\\\n])*'", "''", t)
+DECL = [
+    r"(?m)^(?:[A-Za-z_][\w \t\*]*?[\s\*])?(dp_\w+)\s*\(",   # a function
+    r"\b(dp_\w+_t)\s*;",                                     # a typedef
+    r"\bstruct\s+(dp_\w+)\s*\{",                           # a struct tag
+    r"(?m)^\s*#\s*define\s+([Dd][Pp]_\w+)",                 # a macro
+    r"(?m)^\s+(DP_[A-Z0-9_]+)\s*(?:=[^=]|,|$)",              # an enum constant
+]
+owner = {}
+for h in sorted(glob.glob("src/*.h")):
+    t = code(h)
+    for rx in DECL:
+        for name in re.findall(rx, t):
+            owner.setdefault(name, module(h))
+bad = 0
+def check(path, allowed):
+    global bad
+    me = module(path)
+    seen = set()
+    for name in re.findall(r"\b((?:dp|DP)_\w+)\b", code(path)):
+        to = owner.get(name)
+        if to is None or to == me or (path, to) in seen:
+            continue
+        if not allowed(me, to):
+            seen.add((path, to))
+            print(f"FAIL: {path} uses {name} of {to}.h (layer {layer.get(to, '?')})")
+            bad = 1
+for f in sorted(glob.glob("src/*.[ch]")):
+    me = module(f)
+    if me in layer:
+        check(f, lambda me, to: int(layer.get(to, 99)) <= int(layer[me]))
+PLUGIN_API = {"monitor", "conf", "conftypes", "vocab"}
+for f in sorted(glob.glob("plugin/*.c")):
+    check(f, lambda me, to: to in PLUGIN_API)
+print(f"uses: {len(owner)} names declared in src/*.h")
+sys.exit(bad)
+PY
+) || bad=1
+echo "$uses_out" | grep '^FAIL' || true
+[ $bad = 0 ] && echo "layering: $nfiles files keep to the layers, in what they include and what they use (${uses_out##*uses: })"
 exit $bad

@@ -26,8 +26,12 @@
 
 #include <cmocka.h>
 
+#include "blockdev.h"
 #include "clock.h"
+#include "health.h"
+#include "metrics.h"
 #include "monitor.h"
+#include "scheduler.h"
 
 /* ---- a fake kernel: every I/O completes at the next io_getevents ---- */
 
@@ -348,7 +352,7 @@ static dp_monitor_t *live_monitor(const dp_target_conf_t *t, rec_t *r,
                           .targets = t,
                           .ntargets = 1,
                           .host = "h1",
-                          .read_interval_ns = 10 * DP_NS_PER_S,
+                          .read_interval_max_ns = 10 * DP_NS_PER_S,
                           .now_ns = fake_clock,
                           .diskstats_path = ds};
   dp_monitor_t *m;
@@ -586,7 +590,7 @@ static dp_monitor_t *one_target(rec_t *r, dp_monitor_sink_t *sink,
                           .host = "h1",
                           .state_dir = dir,
                           .state_read_only = read_only,
-                          .read_interval_ns = 10 * DP_NS_PER_S,
+                          .read_interval_max_ns = 10 * DP_NS_PER_S,
                           .now_ns = fake_clock};
   dp_monitor_t *m;
   assert_int_equal(dp_monitor_new(&m, &mc, sink), 0);
