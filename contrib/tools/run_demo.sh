@@ -123,7 +123,7 @@ kill -TERM $pid
 wait $pid || true
 trap - EXIT INT TERM
 
-bash contrib/tools/rrd_graphs.sh "$STATE/rrd" "$STATE/graphs" "$start" now
+bash src/rrd-graphs/diskprobe-rrd-graphs.sh "$STATE/rrd" "$STATE/graphs" "$start" now
 echo
 echo "demo: done."
 echo "  RRD files: $STATE/rrd"

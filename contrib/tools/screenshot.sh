@@ -1,6 +1,6 @@
 #!/bin/bash
 # contrib/tools/screenshot.sh - a PNG of a local HTML page in headless Chromium,
-# to look at the RRD graph page (contrib/tools/rrd_graphs.sh) as a browser shows it.
+# to look at the RRD graph page (src/rrd-graphs/diskprobe-rrd-graphs.sh) as a browser shows it.
 #
 #   bash contrib/tools/screenshot.sh PAGE PNG [WIDTHxHEIGHT]   (default 1400x3000)
 #
