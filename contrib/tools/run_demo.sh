@@ -9,7 +9,7 @@
 # INTERVAL probe interval seconds (10), FILE_SIZE probe file size (256M),
 # PROM_PORT write_prometheus port on 127.0.0.1 (9103; 0 disables),
 # BUILDDIR the build tree holding plugin/.libs/diskprobe.so (default: this
-# source tree, which contrib/tools/setup.sh configures and builds; with another
+# source tree, which contrib/build/setup.sh configures and builds; with another
 # BUILDDIR, setup.sh is not run and that tree must be built already).
 # Leaves: $STATE/rrd (RRD files), $STATE/graphs/index.html (PNG graphs),
 # $STATE/collectd.log, $STATE/collectd.conf (the generated config).
@@ -21,7 +21,7 @@ top=$(pwd)
 export DISKPROBE_PROBER="$top/src/cli/diskprobe-prober"
 BUILDDIR=${BUILDDIR:-$top}
 if [ "$BUILDDIR" = "$top" ]; then
-  bash contrib/tools/setup.sh
+  bash contrib/build/setup.sh
 fi
 
 STATE=${STATE:-$top/state/demo}

@@ -170,7 +170,7 @@ at_exit restore
 
 export DEBIAN_FRONTEND=noninteractive
 # Debian's collectd postinst starts the service: not here (policy-rc.d 101,
-# as contrib/tools/setup.sh does; an existing one is left as it is).
+# as contrib/build/setup.sh does; an existing one is left as it is).
 if [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d && made_policy=1
 fi
