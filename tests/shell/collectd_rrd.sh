@@ -164,7 +164,7 @@ first_screen() {
     fail "browser: the first summary row is ${first:-missing} at ${bottom:-?} px of a ${height:-?} px screen"
   mkdir -p "$art"
   rm -f "$art/collectd_rrd-first-screen.png"
-  bash "$top_srcdir/contrib/tools/screenshot.sh" "$page" "$art/collectd_rrd-first-screen.png" 1400x900 >"$s/shot.out" 2>&1 &&
+  bash "$top_srcdir/tests/tools/screenshot.sh" "$page" "$art/collectd_rrd-first-screen.png" 1400x900 >"$s/shot.out" 2>&1 &&
     [ "$(head -c 4 "$art/collectd_rrd-first-screen.png" | od -An -c | tr -d ' ')" = "211PNG" ] &&
     pass "screenshot of the first screen: $art/collectd_rrd-first-screen.png" ||
     fail "screenshot failed: $(tail -3 "$s/shot.out")"
