@@ -91,10 +91,10 @@
  *   unlabelled drive was 1.080. day_ratio 1.14 (a 1.056x margin) is where
  *   the extrapolated tail of those figures gives fewer false flags than
  *   the fast rule already does: 0.034 against 0.05 per drive-year
- *   (contrib/evaluation/failslow/false_alarms.py, on A and J). Injected
+ *   (tests/oracles/failslow/false_alarms.py, on A and J). Injected
  *   into real A and J drives so that each ends 1.2x its peers, 126 of 128
  *   were flagged, after a median 23 h of samples, with no other drive flagged
- *   (contrib/evaluation/failslow/inject.py --peer-ratio).
+ *   (tests/oracles/failslow/inject.py --peer-ratio).
  *   The long score adapts to the host's noise (its peers' spread), not to
  *   any latency level. The held-out cluster C: README (run once with the
  *   three first rules, once after the day-long rule was chosen on A and J).

@@ -84,7 +84,7 @@
  * Per-probe rules (once armed): what one probe shows and the round's S
  * averages away. Each is judged over a window, each level chosen from the
  * recorded noise of its own statistic (contrib/evaluation/health, the
- * study beside replay_eval.py).
+ * study; replay_eval.py, its replay, is in tests/oracles/health).
  *   capacity      every probe but the first (the deep-queue and the
  *                 sequential probe in the default set): its capacity loss
  *                 c = base IOPS / IOPS, its median over the last cap_n
@@ -189,12 +189,12 @@
  *   through an OKAY, and no OKAY comes on a round that is still slow.
  *   Each rule keeps its own hysteresis on top (the capacity rule's below).
  *   False clears under a fault still on, on recorded series
- *   (contrib/evaluation/health, lifecycle.py and rule_noise.py): a whole
- *   disk still 2x slower reads S < 1.3 in 0-1.3 % of rounds, three in a
- *   row in at most 0.13 %; 1.5x in 2-7 %. At the OKAY the rule windows
- *   start afresh (the intermittent rules' history of full rounds is
- *   kept), so a rule never fires again from the rounds of the fault that
- *   just ended.
+ *   (contrib/evaluation/health, tests/oracles/health/lifecycle.py and
+ *   rule_noise.py): a whole disk still 2x slower reads S < 1.3 in
+ *   0-1.3 % of rounds, three in a row in at most 0.13 %; 1.5x in 2-7 %.
+ *   At the OKAY the rule windows start afresh (the intermittent rules'
+ *   history of full rounds is kept), so a rule never fires again from the
+ *   rounds of the fault that just ended.
  *
  * Confirmation rounds: a round fed with obs[0].confirm set is the first
  *   probe alone, run soon after a round that was `suspect` (S >= warn, a

@@ -3,7 +3,8 @@
 #
 #   bash tests/run-all.sh
 #
-# 1. contrib/tools/setup.sh: installs what is missing and builds (gcc,
+# 1. tests/setup.sh: installs the test toolchain when missing, then
+#    contrib/build/setup.sh: the product's packages and the build (gcc,
 #    --enable-werror, in the source tree);
 # 2. make check: the cmocka suites and the shell tests (real loop devices,
 #    blkio throttling, the real collectd daemon, promtool);
@@ -19,7 +20,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
 
-bash contrib/tools/setup.sh || { echo "run-all: setup failed"; exit 1; }
+bash tests/setup.sh || { echo "run-all: setup failed"; exit 1; }
 
 summ() { # summ LOGFILE: reads automake's test-suite.log counts
   [ -f "$1" ] || { echo "0 1 0"; return; } # no log: the build failed

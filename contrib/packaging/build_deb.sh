@@ -16,7 +16,7 @@
 #
 # Packages: the build tools below are installed when missing (as root, one
 # `apt-get update` first if an install fails), with policy-rc.d keeping
-# package scripts from starting services. contrib/tools/setup.sh does not install
+# package scripts from starting services. contrib/build/setup.sh does not install
 # them: only this script needs them.
 # Exit status: 0 built, 1 the build failed, 2 usage, 3 tools missing and
 # not installable (tests skip on 3).
@@ -27,7 +27,7 @@ out=${1:-.}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# What a package build needs beyond contrib/tools/setup.sh's list: debhelper (dh,
+# What a package build needs beyond contrib/build/setup.sh's list: debhelper (dh,
 # dh_autoreconf), dpkg-dev (dpkg-buildpackage), lintian; then the
 # Build-Depends of contrib/packaging/debian/control.
 DEB_TOOLS=(debhelper dh-autoreconf dpkg-dev lintian)

@@ -69,7 +69,7 @@
  * across it, as a plugin that saw no samples overnight would.
  *
  * The public research dataset (Perseus, kratos-failslow) is not read
- * here: contrib/evaluation/failslow/perseus_to_csv.py converts it into a
+ * here: tests/oracles/failslow/perseus_to_csv.py converts it into a
  * --collectd-csv tree.
  *
  * Output: --format json prints one object per line for each disk when it
@@ -540,7 +540,7 @@ static int check_options(opts_t *o, int argc, char **argv) {
     fprintf(stderr,
             "diskprobe failslow: unexpected argument '%s' (inputs come "
             "with --collectd-csv DIR or --devview-json FILE; the research "
-            "layout: contrib/evaluation/failslow/perseus_to_csv.py)\n",
+            "layout: tests/oracles/failslow/perseus_to_csv.py)\n",
             argv[optind]);
     return 2;
   }

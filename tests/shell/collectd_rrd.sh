@@ -100,8 +100,8 @@ num_cmp "$max" '<' 2 && pass "the FAILURE is in the open RRD step only (stored m
   fail "a stored step holds the FAILURE: the test would not show the open step is read"
 
 page="$s/graphs/index.html"
-bash "$top_srcdir/contrib/tools/rrd_graphs.sh" ${cached[@]+"${cached[@]}"} "$s/rrd" "$s/graphs" $((base - 60)) now >"$s/graphs.out" 2>&1 ||
-  fail "rrd_graphs.sh failed on the synthetic files: $(cat "$s/graphs.out")"
+bash "$top_srcdir/src/rrd-graphs/diskprobe-rrd-graphs.sh" ${cached[@]+"${cached[@]}"} "$s/rrd" "$s/graphs" $((base - 60)) now >"$s/graphs.out" 2>&1 ||
+  fail "diskprobe-rrd-graphs.sh failed on the synthetic files: $(cat "$s/graphs.out")"
 grep -o '<tr class="l[12]" data-target="[^"]*">.*</tr>' "$page" | sed 's/<\/tr>/&\n/g' | sed '/^$/d' >"$s/summary"
 echo "summary of the page:"
 sed 's/<[^>]*>/ | /g; s/\( | \)\+/ | /g' "$s/summary"
@@ -164,7 +164,7 @@ first_screen() {
     fail "browser: the first summary row is ${first:-missing} at ${bottom:-?} px of a ${height:-?} px screen"
   mkdir -p "$art"
   rm -f "$art/collectd_rrd-first-screen.png"
-  bash "$top_srcdir/contrib/tools/screenshot.sh" "$page" "$art/collectd_rrd-first-screen.png" 1400x900 >"$s/shot.out" 2>&1 &&
+  bash "$top_srcdir/tests/tools/screenshot.sh" "$page" "$art/collectd_rrd-first-screen.png" 1400x900 >"$s/shot.out" 2>&1 &&
     [ "$(head -c 4 "$art/collectd_rrd-first-screen.png" | od -An -c | tr -d ' ')" = "211PNG" ] &&
     pass "screenshot of the first screen: $art/collectd_rrd-first-screen.png" ||
     fail "screenshot failed: $(tail -3 "$s/shot.out")"
@@ -233,7 +233,7 @@ else
 fi
 
 # The main job's graph page.
-bash "$top_srcdir/contrib/tools/rrd_graphs.sh" "$d/rrd" "$d/graphs" >"$d/graphs.out" 2>&1 || fail "rrd_graphs.sh failed: $(cat "$d/graphs.out")"
+bash "$top_srcdir/src/rrd-graphs/diskprobe-rrd-graphs.sh" "$d/rrd" "$d/graphs" >"$d/graphs.out" 2>&1 || fail "diskprobe-rrd-graphs.sh failed: $(cat "$d/graphs.out")"
 n=$(ls "$d/graphs"/*.png 2>/dev/null | wc -l)
 [ "$n" -ge 3 ] && grep -q "<img" "$d/graphs/index.html" && pass "graphs: $n PNGs and index.html" || fail "graphs: $n PNGs"
 for f in "$d/graphs"/*.png; do

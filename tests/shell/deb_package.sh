@@ -170,7 +170,7 @@ at_exit restore
 
 export DEBIAN_FRONTEND=noninteractive
 # Debian's collectd postinst starts the service: not here (policy-rc.d 101,
-# as contrib/tools/setup.sh does; an existing one is left as it is).
+# as contrib/build/setup.sh does; an existing one is left as it is).
 if [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d && made_policy=1
 fi
@@ -233,9 +233,9 @@ ls "$ex"/*.gz >/dev/null 2>&1 && fail "compressed files in $ex: $(ls "$ex"/*.gz)
 grep -qx 'License: Expat' /usr/share/doc/diskprobe/copyright && ! grep -qi unspecified /usr/share/doc/diskprobe/copyright &&
   grep -q 'Permission is hereby granted' /usr/share/doc/diskprobe/copyright &&
   pass "copyright: MIT (Expat) with its text" || fail "copyright does not state the MIT licence"
-cmp -s "$top_srcdir/contrib/tools/rrd_graphs.sh" /usr/bin/diskprobe-rrd-graphs && [ -x /usr/bin/diskprobe-rrd-graphs ] &&
-  pass "/usr/bin/diskprobe-rrd-graphs is contrib/tools/rrd_graphs.sh, executable" ||
-  fail "/usr/bin/diskprobe-rrd-graphs is not contrib/tools/rrd_graphs.sh"
+cmp -s "$top_srcdir/src/rrd-graphs/diskprobe-rrd-graphs.sh" /usr/bin/diskprobe-rrd-graphs && [ -x /usr/bin/diskprobe-rrd-graphs ] &&
+  pass "/usr/bin/diskprobe-rrd-graphs is src/rrd-graphs/diskprobe-rrd-graphs.sh, executable" ||
+  fail "/usr/bin/diskprobe-rrd-graphs is not src/rrd-graphs/diskprobe-rrd-graphs.sh"
 if v=$(/usr/bin/diskprobe --version 2>&1) && [ "$v" = "diskprobe 0.1.0" ]; then
   pass "/usr/bin/diskprobe --version: $v"
 else

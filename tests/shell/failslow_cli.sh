@@ -1,7 +1,7 @@
 #!/bin/bash
 # failslow_cli.sh - `diskprobe failslow`'s contract on small generated
 # hosts (gen_perseus.py, converted into collectd csv trees of the device
-# view by contrib/evaluation/failslow/perseus_to_csv.py): a drive 3x slower
+# view by tests/oracles/failslow/perseus_to_csv.py): a drive 3x slower
 # than its peers appears in the JSON (and nothing else is printed), a
 # healthy host prints nothing; the same data as device-view JSON lines
 # gives the same output; the output is byte for byte what the tool printed
@@ -16,7 +16,7 @@ set -u
 need_cmd python3
 FAILED=0
 d=$(make_tmpdir)
-conv="$top_srcdir/contrib/evaluation/failslow/perseus_to_csv.py"
+conv="$top_srcdir/tests/oracles/failslow/perseus_to_csv.py"
 
 # gen DIR SLOWDISK FACTOR [SEED]: a generated host in the research layout,
 # converted into $d/csv/HOST

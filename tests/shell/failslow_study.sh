@@ -1,7 +1,8 @@
 #!/bin/bash
-# failslow_study.sh - the fail-slow study scripts of
-# contrib/evaluation/failslow (which convert the research layout with
-# perseus_to_csv.py, then run diskprobe failslow --collectd-csv) on a small
+# failslow_study.sh - the fail-slow study scripts of tests/oracles/failslow
+# (the study in contrib/evaluation/failslow runs them on the public data;
+# they convert the research layout with perseus_to_csv.py, then run
+# diskprobe failslow --collectd-csv) on a small
 # generated data directory in the kratos-failslow layout: evaluate.py
 # counts a found, a missed and a falsely flagged drive as such; inject.py
 # finds 3x slowdowns injected into healthy drives (on latency alone, with
@@ -15,7 +16,7 @@ need_cmd python3
 FAILED=0
 d=$(make_tmpdir)
 gen() { python3 "$(dirname "$0")/gen_perseus.py" "$@"; }
-cf="$top_srcdir/contrib/evaluation/failslow"
+cf="$top_srcdir/tests/oracles/failslow"
 
 # data: A/host_1 disk4 3x (labelled), A/host_2 healthy but disk9 labelled
 # (a miss), A/host_3 disk2 3x not labelled (a false positive), J/host_1

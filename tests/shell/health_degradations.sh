@@ -15,7 +15,7 @@ series=(ssd-quiet="$fx/ssd-quiet.jsonl.gz" hdd-like="$fx/hdd-like.jsonl.gz"
   busy-loop-device="$fx/busy-loop-device.jsonl.gz:busy")
 pids=()
 for i in "${!series[@]}"; do
-  python3 "$top_srcdir/contrib/evaluation/health/degradations.py" --check \
+  python3 "$top_srcdir/tests/oracles/health/degradations.py" --check \
     --diskprobe "$DISKPROBE" "${series[$i]}" >"$d/table$i" 2>&1 &
   pids+=($!)
 done

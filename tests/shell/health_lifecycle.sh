@@ -4,7 +4,7 @@
 # recorded disk healthy again. Each must warn within its bound, send no
 # OKAY while it is on and none on a round still 1.3x slow or more, and
 # send its OKAY soon after the recovery with nothing after it
-# (contrib/evaluation/health/lifecycle.py --check, 8 onsets per case on
+# (tests/oracles/health/lifecycle.py --check, 8 onsets per case on
 # the two quiet tuning series, which replay at once).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -14,7 +14,7 @@ d=$(make_tmpdir)
 series=(ssd-quiet="$fx/ssd-quiet.jsonl.gz" hdd-like="$fx/hdd-like.jsonl.gz")
 pids=()
 for i in "${!series[@]}"; do
-  python3 "$top_srcdir/contrib/evaluation/health/lifecycle.py" --check \
+  python3 "$top_srcdir/tests/oracles/health/lifecycle.py" --check \
     --onsets 8 --diskprobe "$DISKPROBE" "${series[$i]}" >"$d/table$i" 2>&1 &
   pids+=($!)
 done

@@ -1,7 +1,7 @@
 #!/bin/bash
 # health_replay.sh - the health rules over the recorded series in
 # tests/fixtures/health (real rounds of this project's probes on this
-# machine; see its README), through contrib/evaluation/health/replay_eval.py --check:
+# machine; see its README), through tests/oracles/health/replay_eval.py --check:
 #   ssd-quiet, hdd-like: zero warnings as recorded and with single-round
 #     5-20x spikes injected; a step on the QD1 probe warns within 2 rounds
 #     (10x), 3 (3x) and 10 (2x) at each of 8 start points;
@@ -75,7 +75,7 @@ refused "stalled.jsonl: line 5: \"stalled\": want true or false" "$d/stalled.jso
 { head -n 4 "$d/compact.jsonl"; head -c $((2 << 20)) /dev/zero | tr '\0' ' '; echo; } >"$d/long.jsonl"
 refused "long.jsonl: line 5: longer than 1048576 bytes" "$d/long.jsonl"
 refused "/dev/zero: line 1: longer than 1048576 bytes" /dev/zero
-eval_py="$top_srcdir/contrib/evaluation/health/replay_eval.py"
+eval_py="$top_srcdir/tests/oracles/health/replay_eval.py"
 # The recorded series replay at once (one replay_eval.py each, all CPU: the
 # machine's cores share them); their tables are printed in order, the quiet
 # ones under one header.

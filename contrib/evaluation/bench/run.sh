@@ -9,8 +9,8 @@
 # Needs root (loop devices, cgroup-v1 blkio), fio, ioping, python3; valgrind
 # and collectd for the collectd/allocation sections (skipped if missing);
 # python3-matplotlib for the plot (skipped if missing). Build first
-# (bash contrib/tools/setup.sh): it uses src/cli/diskprobe and plugin/.libs/diskprobe.so
-# as built, and never builds or edits anything outside its results dir.
+# (bash tests/setup.sh, which also installs fio and ioping): it uses
+# src/cli/diskprobe and plugin/.libs/diskprobe.so as built, and never builds or edits anything outside its results dir.
 #
 # Environment (defaults in brackets; QUICK=1 changes the starred ones):
 #   PAIRS*          A/B pairs per job [5; quick 3]
@@ -54,9 +54,9 @@ BLKIO=/sys/fs/cgroup/blkio
 die() { echo "bench: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (loop devices, blkio cgroups)"
 for c in fio ioping losetup python3 dd; do
-  command -v "$c" >/dev/null || die "$c is not installed (bash contrib/tools/setup.sh)"
+  command -v "$c" >/dev/null || die "$c is not installed (bash tests/setup.sh)"
 done
-[ -x "$DISKPROBE" ] || die "$DISKPROBE is not built (bash contrib/tools/setup.sh)"
+[ -x "$DISKPROBE" ] || die "$DISKPROBE is not built (bash contrib/build/setup.sh)"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 

@@ -47,10 +47,10 @@ fi
 die() { echo "tenant: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root"
 for c in fio collectd python3; do
-  command -v "$c" >/dev/null || die "$c is not installed (bash contrib/tools/setup.sh)"
+  command -v "$c" >/dev/null || die "$c is not installed (bash tests/setup.sh)"
 done
-[ -x "$DISKPROBE" ] || die "$DISKPROBE is not built (bash contrib/tools/setup.sh)"
-[ -f "$PLUGIN" ] || die "$PLUGIN is not built (bash contrib/tools/setup.sh)"
+[ -x "$DISKPROBE" ] || die "$DISKPROBE is not built (bash contrib/build/setup.sh)"
+[ -f "$PLUGIN" ] || die "$PLUGIN is not built (bash contrib/build/setup.sh)"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 

@@ -9,7 +9,7 @@
 #
 # Defaults: a new directory under /var/tmp, the default FileSize (1024 MiB),
 # 1000 checks. Builds bench_verify.c against the built library (run
-# contrib/tools/setup.sh first). The probe file is removed afterwards unless
+# contrib/build/setup.sh first). The probe file is removed afterwards unless
 # DIR was given.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

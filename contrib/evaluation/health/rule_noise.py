@@ -47,10 +47,15 @@ only normal-looking rounds, so their baselines sit a little lower on a busy
 series). Standard library only.
 """
 import math
+import os
 import statistics
 import sys
 
-from replay_eval import load, rounds_of
+# replay_eval.py is the tests' oracle (tests/oracles/health); this study reads
+# the recorded series through it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "tests", "oracles", "health"))
+from replay_eval import load, rounds_of  # noqa: E402
 
 PROBES = ("randread-qd1", "randread-qd32", "seqread")
 

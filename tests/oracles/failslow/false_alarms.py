@@ -24,7 +24,7 @@ which the rule's figure existed, gives a rate of false flags per drive per
 hour of monitoring; times 8,760 per drive-year. An extrapolation beyond the
 data: its order of magnitude is the result, not its digits.
 
-  python3 contrib/evaluation/failslow/false_alarms.py --diskprobe DISKPROBE \\
+  python3 tests/oracles/failslow/false_alarms.py --diskprobe DISKPROBE \\
       --data /tmp/kratos/data [--clusters A,J] [--tail 0.1] \\
       [--grid day-long:1.08:1.20] [-- extra diskprobe failslow flags]
 

@@ -1,7 +1,7 @@
 #!/bin/bash
-# contrib/tools/rrd_graphs.sh - PNG graphs and an index.html from diskprobe's RRDs.
+# src/rrd-graphs/diskprobe-rrd-graphs.sh - PNG graphs and an index.html from diskprobe's RRDs.
 #
-#   bash contrib/tools/rrd_graphs.sh [--daemon ADDRESS] RRD_DATADIR OUT_DIR [START [END]]
+#   bash src/rrd-graphs/diskprobe-rrd-graphs.sh [--daemon ADDRESS] RRD_DATADIR OUT_DIR [START [END]]
 #
 # RRD_DATADIR is the rrdtool plugin's DataDir (HOST/diskprobe-TARGET/*.rrd,
 # HOST/diskprobe-dev-DISK/*.rrd for the device view). START/END are rrdtool
@@ -51,11 +51,11 @@ to_epoch() { # rrdtool-style "-20min", "now", an epoch, or any GNU date time
 }
 start=$(to_epoch "${3:--20min}")
 end=$(to_epoch "${4:-now}")
-[ "$start" -lt "$end" ] || { echo "rrd_graphs.sh: START must be before END" >&2; exit 2; }
+[ "$start" -lt "$end" ] || { echo "diskprobe-rrd-graphs: START must be before END" >&2; exit 2; }
 mkdir -p "$out"
 if [ -n "${RRDCACHED_ADDRESS:-}" ]; then
   find "$src" -path '*/diskprobe-*/*.rrd' -print0 | xargs -0 -r rrdtool flushcached --daemon "$RRDCACHED_ADDRESS" ||
-    { echo "rrd_graphs.sh: rrdtool flushcached --daemon $RRDCACHED_ADDRESS failed" >&2; exit 1; }
+    { echo "diskprobe-rrd-graphs: rrdtool flushcached --daemon $RRDCACHED_ADDRESS failed" >&2; exit 1; }
 fi
 colors=(1f77b4 ff7f0e 2ca02c d62728 9467bd 8c564b e377c2 7f7f7f bcbd22 17becf)
 common=(--start "$start" --end "$end" --width 560 --height 180 --imgformat PNG

@@ -1,8 +1,8 @@
 #!/bin/bash
-# contrib/tools/screenshot.sh - a PNG of a local HTML page in headless Chromium,
-# to look at the RRD graph page (contrib/tools/rrd_graphs.sh) as a browser shows it.
+# tests/tools/screenshot.sh - a PNG of a local HTML page in headless Chromium,
+# to look at the RRD graph page (src/rrd-graphs/diskprobe-rrd-graphs.sh) as a browser shows it.
 #
-#   bash contrib/tools/screenshot.sh PAGE PNG [WIDTHxHEIGHT]   (default 1400x3000)
+#   bash tests/tools/screenshot.sh PAGE PNG [WIDTHxHEIGHT]   (default 1400x3000)
 #
 # Used by tests/shell/collectd_rrd.sh (the first screen, kept as a test
 # artefact) and by hand. Needs Debian's chromium

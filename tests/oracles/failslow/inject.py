@@ -34,7 +34,7 @@ at the load it had (an open-loop workload, or one balanced by the host).
 Factor 1 is the unmodified data: its false positives are the detector's
 false alarms on the tuning clusters. Python standard library only.
 
-  python3 contrib/evaluation/failslow/inject.py --diskprobe build/src/cli/diskprobe \\
+  python3 tests/oracles/failslow/inject.py --diskprobe build/src/cli/diskprobe \\
       --data /tmp/kratos/data [--clusters A,J] [--factors 1,1.15,1.2,1.3] \\
       [--per-host 2] [--peer-ratio] [--closed-loop] [--jobs 2] [--list] \\
       [-- extra diskprobe failslow flags]

@@ -1,24 +1,22 @@
 #!/bin/bash
-# contrib/tools/setup.sh - installs what is missing on Debian 12 and builds.
+# tests/setup.sh - installs what the tests need on Debian 12 when missing,
+# then the product's own set-up (contrib/build/setup.sh: its packages and
+# the build: autoreconf, configure --enable-werror, make, in the source
+# tree). tests/run-all.sh runs it; CI runs tests/run-all.sh.
 #
-#   bash contrib/tools/setup.sh            packages + autoreconf + configure + make
-#                                    (in-tree, gcc, --enable-werror)
-#   SKIP_APT=1 bash contrib/tools/setup.sh build only
+#   bash tests/setup.sh            test packages + the product's + the build
+#   SKIP_APT=1 bash tests/setup.sh build only
 #
-# Packages are installed only when missing (one `apt-get update` first).
-# The collectd service is not started: diskprobe runs its own collectd
-# instances in the foreground with generated configs.
+# Packages are installed only when missing (one `apt-get update` first),
+# without starting their services: the tests run their own collectd,
+# Prometheus and Alertmanager.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 
 PKGS=(
-  # build
-  gcc clang make autoconf automake libtool pkg-config clang-format
-  libaio-dev collectd-dev libcmocka-dev
-  librrd-dev # the command's RRD readers (fleet, compare)
-  libjansson-dev # the command's JSON readers (replay, failslow)
-  # run: collectd, its rrdtool and write_prometheus plugins' libraries
-  collectd-core rrdtool libmicrohttpd12 libprotobuf-c1
+  # the unit suites, the clang build and the C style (tests/run-all.sh,
+  # tests/shell/format.sh)
+  clang clang-format libcmocka-dev
   # tests and benchmarks
   fio ioping sysstat prometheus e2fsprogs util-linux python3 python3-fusepy
   python3-yaml # dashboards.sh and the Prometheus tests read the shipped YAML
@@ -28,7 +26,7 @@ PKGS=(
   btrfs-progs # btrfs_overlay.sh: a Path on btrfs resolved to its disk
   prometheus-alertmanager # alertmanager_example.sh: amtool and the daemon
   libatasmart4 # smart_example.sh: collectd's smart plugin (only suggested by collectd-core)
-  chromium # collectd_rrd.sh: the graph page's first screen in a headless browser (screenshot, DOM)
+  chromium # collectd_rrd.sh: the graph page's first screen in a headless browser (tests/tools/screenshot.sh)
 )
 
 missing=()
@@ -59,15 +57,10 @@ if [ "${SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
   done
 fi
 
-if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ]; then
-  mkdir -p m4 # libtool's macros go there; git keeps no empty directory
-  autoreconf -fi >/dev/null
+# A tree configured before cmocka was installed (by the product set-up
+# alone, e.g. for the demo) builds no unit suites: configure it again.
+if [ -f config.status ] && grep -q '^S\["have_cmocka"\]="no"' config.status &&
+  pkg-config --exists cmocka 2>/dev/null; then
+  rm -f Makefile
 fi
-# Warnings are errors here (and in CI); a tree configured without
-# --enable-werror is configured again.
-configured=$( [ -x config.status ] && ./config.status --config || true)
-if [ ! -f Makefile ] || [ configure -nt Makefile ] || [[ $configured != *--enable-werror* ]]; then
-  ./configure -q --enable-werror
-fi
-make -s -j"$(nproc)" >/dev/null
-echo "setup: built src/cli/diskprobe and plugin/.libs/diskprobe.so"
+bash contrib/build/setup.sh

@@ -9,7 +9,7 @@ to each true drive's first flag (median, max), in wall time and in hours of
 samples (the public days hold 3 hours each: what a live plugin would have
 needed). Python standard library only.
 
-  python3 contrib/evaluation/failslow/evaluate.py --diskprobe build/src/cli/diskprobe \\
+  python3 tests/oracles/failslow/evaluate.py --diskprobe build/src/cli/diskprobe \\
       --data /tmp/kratos/data [--clusters A,J] [--held-out C] [--jobs 2] \\
       [-- extra diskprobe failslow flags]
 
