@@ -28,9 +28,11 @@
 
 #include "blockdev.h"
 #include "clock.h"
+#include "diskstats.h"
 #include "health.h"
 #include "metrics.h"
 #include "monitor.h"
+#include "peers.h"
 #include "scheduler.h"
 
 /* ---- a fake kernel: every I/O completes at the next io_getevents ---- */
