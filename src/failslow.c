@@ -189,6 +189,14 @@ const char *dp_failslow_name(const dp_failslow_t *d, size_t i) {
   return (d != NULL && i < d->n) ? d->dev[i].name : "";
 }
 
+double dp_failslow_latency_per_io(double reads, double read_await_s,
+                                  double writes, double write_await_s) {
+  if (isnan(read_await_s) || isnan(write_await_s))
+    return isnan(read_await_s) ? write_await_s : read_await_s;
+  double n = reads + writes;
+  return n > 0 ? (reads * read_await_s + writes * write_await_s) / n : NAN;
+}
+
 size_t dp_failslow_ndevices(const dp_failslow_t *d) {
   return d != NULL ? d->n : 0;
 }

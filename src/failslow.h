@@ -202,8 +202,17 @@ int dp_failslow_set_device(dp_failslow_t *d, size_t i, const char *name);
 const char *dp_failslow_name(const dp_failslow_t *d, size_t i);
 size_t dp_failslow_ndevices(const dp_failslow_t *d);
 
+/* The latency a sample carries: the mean wait per I/O over reads and
+ * writes together, in seconds, from each direction's I/O count (or rate:
+ * only their ratio matters) and its mean wait (await, seconds; NaN: none).
+ * With one await known, that one; NaN with none, or with no I/O. The one
+ * rule for every input (the device view's counters, iostat-style rates
+ * and awaits). */
+double dp_failslow_latency_per_io(double reads, double read_await_s,
+                                  double writes, double write_await_s);
+
 /* Device i's sample of the current interval: throughput in bytes/s and
- * average latency per I/O in seconds (reads and writes together); NaN for
+ * average latency per I/O in seconds (dp_failslow_latency_per_io); NaN for
  * a missing one. A device not fed before dp_failslow_step is missing for
  * that interval; fed twice, the last sample counts. */
 void dp_failslow_feed(dp_failslow_t *d, size_t i, double throughput,

@@ -131,10 +131,10 @@ void dp_peers_feed(dp_peers_t *p, const dp_diskstats_metrics_t *m, size_t n,
       disk_t *d = &p->disks[k];
       if (strcmp(d->name, x->name) != 0)
         continue;
-      uint64_t ios = x->d_reads + x->d_writes;
-      double lat =
-          ios ? (double)(x->d_read_ms + x->d_write_ms) / 1e3 / (double)ios
-              : NAN;
+      double r = (double)x->d_reads, w = (double)x->d_writes;
+      double lat = dp_failslow_latency_per_io(
+          r, r > 0 ? (double)x->d_read_ms / 1e3 / r : NAN, w,
+          w > 0 ? (double)x->d_write_ms / 1e3 / w : NAN);
       dp_failslow_feed(p->groups[d->group].d, d->index,
                        x->read_bytes_per_s + x->write_bytes_per_s, lat);
       next = k + 1;

@@ -33,12 +33,9 @@ static int fail(const char *where, const char *what) {
 void dp_fsinput_combine(const double f[DP_FSINPUT_NFIELDS], double *tp_bps,
                         double *lat_s) {
   *tp_bps = f[DP_FSINPUT_READ_BPS] + f[DP_FSINPUT_WRITE_BPS];
-  double ra = f[DP_FSINPUT_READ_AWAIT], wa = f[DP_FSINPUT_WRITE_AWAIT];
-  double ro = f[DP_FSINPUT_READS_PS], wo = f[DP_FSINPUT_WRITES_PS];
-  if (!isnan(ra) && !isnan(wa))
-    *lat_s = ro + wo > 0 ? (ro * ra + wo * wa) / (ro + wo) : NAN;
-  else
-    *lat_s = isnan(ra) ? wa : ra;
+  *lat_s = dp_failslow_latency_per_io(
+      f[DP_FSINPUT_READS_PS], f[DP_FSINPUT_READ_AWAIT], f[DP_FSINPUT_WRITES_PS],
+      f[DP_FSINPUT_WRITE_AWAIT]);
 }
 
 void dp_fsinput_host_free(dp_fsinput_host_t *h) {

@@ -490,8 +490,27 @@ static void test_conf(void **state) {
   dp_failslow_free(NULL);
 }
 
+/* The latency a sample carries, one rule for every input: from counters
+ * (100 reads waiting 0.5 s in all, 300 writes 2.1 s) and from the same
+ * interval as rates and awaits (per second over 10 s) the same figure,
+ * the wait per I/O over both directions; one direction alone is its own
+ * await; none, or no I/O, is not known. */
+static void test_latency_per_io(void **state) {
+  (void)state;
+  double from_counts =
+      dp_failslow_latency_per_io(100, 0.5 / 100, 300, 2.1 / 300);
+  double from_rates = dp_failslow_latency_per_io(10, 0.005, 30, 0.007);
+  assert_float_equal(from_counts, 2.6 / 400, 1e-12);
+  assert_float_equal(from_rates, from_counts, 1e-12);
+  assert_float_equal(dp_failslow_latency_per_io(0, NAN, 30, 0.007), 0.007, 0);
+  assert_float_equal(dp_failslow_latency_per_io(10, 0.005, 0, NAN), 0.005, 0);
+  assert_true(isnan(dp_failslow_latency_per_io(0, NAN, 0, NAN)));
+  assert_true(isnan(dp_failslow_latency_per_io(0, 0.001, 0, 0.002)));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_latency_per_io),
       cmocka_unit_test(test_slower_drives_flagged),
       cmocka_unit_test(test_busier_drive_not_flagged),
       cmocka_unit_test(test_hostwide_slowdown_not_flagged),
