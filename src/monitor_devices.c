@@ -1,8 +1,8 @@
 /* monitor_devices.c - the monitor's device view: the iostat view of the
  * watched devices and of every probed disk (and the disk under a loop
  * device), saturation and busy disks, fail-slow among peers, and each
- * disk's identity and class. See monitor.h and monitor_internal.h. */
-#include "monitor_internal.h"
+ * disk's identity and class. See monitor_devices.h. */
+#include "monitor_devices.h"
 
 #include <errno.h>
 #include <math.h>
@@ -217,9 +217,9 @@ static disk_ident_t *ident_add(dp_monitor_t *m, const char *disk) {
   return d;
 }
 
-const dp_disk_identity_t *dp_monitor_disk_identity(dp_monitor_t *m,
-                                                   const char *disk,
-                                                   const char **class_name) {
+const dp_disk_identity_t *dp_mon_disk_identity(dp_monitor_t *m,
+                                               const char *disk,
+                                               const char **class_name) {
   for (size_t i = 0; i < m->nidents; i++)
     if (strcmp(m->idents[i].name, disk) == 0) {
       if (class_name)
@@ -232,7 +232,7 @@ const dp_disk_identity_t *dp_monitor_disk_identity(dp_monitor_t *m,
 /* disk_info: the class as type instance, the capacity as value. */
 static void emit_identity(dp_monitor_t *m, const char *disk, uint64_t tm) {
   const char *cls;
-  const dp_disk_identity_t *id = dp_monitor_disk_identity(m, disk, &cls);
+  const dp_disk_identity_t *id = dp_mon_disk_identity(m, disk, &cls);
   if (id == NULL) {
     disk_ident_t *d = ident_add(m, disk);
     if (d == NULL)

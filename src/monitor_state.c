@@ -1,7 +1,7 @@
 /* monitor_state.c - the monitor's health state file: StateDir checked
  * once, the baselines read at start (bounded), saved by a saver thread
  * every DP_MONITOR_SAVE_NS and at the stop. See monitor.h. */
-#include "monitor_internal.h"
+#include "monitor_state.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -102,7 +102,7 @@ void dp_mon_state_dir_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
   if (dir == NULL)
     return;
   char err[PATH_MAX + 256];
-  int rc = dp_monitor_state_dir_check(dir, err, sizeof(err));
+  int rc = dp_mon_state_dir_check(dir, err, sizeof(err));
   if (rc < 0) {
     LOG_PLAIN(m, LOG_ERR,
               "StateDir %s: %s; the health baselines are not kept across "
@@ -121,7 +121,7 @@ void dp_mon_state_dir_init(dp_monitor_t *m, const dp_monitor_conf_t *c) {
               strerror(-rc));
 }
 
-int dp_monitor_state_dir_check(const char *dir, char *err, size_t errlen) {
+int dp_mon_state_dir_check(const char *dir, char *err, size_t errlen) {
   /* bounded: a StateDir on a hung disk must not hold collectd's start */
   int rc =
       dp_statefile_check_dir_bounded(dir, DP_MONITOR_SAVE_WAIT_NS, err, errlen);

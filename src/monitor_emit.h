@@ -1,18 +1,19 @@
 /*
- * monitor_internal.h - what the parts of the monitor share (monitor.c: the
- * read sequence, samples, verdicts, events, set-up; monitor_devices.c: the
- * device view, saturation, busy under a loop device, peers, identities;
- * monitor_state.c: the health state file). Not an API: nothing outside
- * src/monitor*.c includes it.
+ * monitor_emit.h - the monitor's own state and its way out, shared by its
+ * parts (monitor.c: the read sequence, samples, verdicts, events, set-up;
+ * monitor_devices.c: the device view; monitor_state.c: the state file):
+ * struct dp_monitor, and log lines, values and notices through the sink
+ * (monitor_emit.c). Not an API: nothing outside src/monitor*.c includes
+ * it.
  */
-#ifndef DP_MONITOR_INTERNAL_H
-#define DP_MONITOR_INTERNAL_H
+#ifndef DP_MONITOR_EMIT_H
+#define DP_MONITOR_EMIT_H
 
 #include "blockdev.h"
 #include "devview.h"
 #include "health.h"
 #include "metrics.h"
-#include "monitor.h"
+#include "monitor_types.h"
 #include "peers.h"
 #include "scheduler.h"
 #include "stall.h"
@@ -85,7 +86,8 @@ typedef struct disk_ident {
   char class_name[DP_DISK_CLASS_MAX];
 } disk_ident_t;
 
-/* ---- emitting (monitor.c) ------------------------------------------------ */
+/* ---- emitting (monitor_emit.c)
+ * ------------------------------------------------ */
 
 /* A log line; ev: the scheduler event it is about, or NULL. */
 void dp_mon_log(const dp_monitor_t *m, int level, dp_monitor_log_kind_t kind,
@@ -108,24 +110,7 @@ void dp_mon_notice(const dp_monitor_t *m, dp_monitor_severity_t sev,
                    uint64_t time_ns);
 /* The monitor's clock (conf's now_ns, else CLOCK_MONOTONIC). */
 uint64_t dp_mon_now(const dp_monitor_t *m);
-/* A series' time not before its last plus a second (monitor.c). */
+/* A series' time not before its last plus a second. */
 uint64_t dp_mon_not_before(uint64_t *last, uint64_t t);
 
-/* ---- the device view (monitor_devices.c) -------------------------------- */
-
-int dp_mon_devview_init(dp_monitor_t *m, const dp_monitor_conf_t *c);
-/* The device view's values, saturation, busy disks, peers, identities. */
-void dp_mon_read_devices(dp_monitor_t *m, uint64_t wall_ns);
-
-/* ---- the state file (monitor_state.c) ----------------------------------- */
-
-void dp_mon_state_dir_init(dp_monitor_t *m, const dp_monitor_conf_t *c);
-void dp_mon_state_load(dp_monitor_t *m);
-/* Each read: says a save that finished since and failed. */
-void dp_mon_state_poll(dp_monitor_t *m);
-/* Formats the state and hands it to the saver; last: the stop's. */
-void dp_mon_state_save(dp_monitor_t *m, int last);
-/* Waits for the saves in flight, DP_MONITOR_SAVE_WAIT_NS at most. */
-void dp_mon_state_close(dp_monitor_t *m);
-
-#endif /* DP_MONITOR_INTERNAL_H */
+#endif /* DP_MONITOR_EMIT_H */
