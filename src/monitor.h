@@ -73,9 +73,9 @@
 #include <stdint.h>
 
 /* Fast confirmation (health.h, scheduler.h): after a suspect round at
- * most this many confirmation rounds, each due dp_monitor_confirm_delay_ns
- * after the verdict that asked: ProbeInterval / 12, between 1 and 10 s. */
-#define DP_MONITOR_CONFIRMS 2
+ * most DP_MONITOR_CONFIRMS (monitor_types.h) confirmation rounds, each due
+ * dp_monitor_confirm_delay_ns after the verdict that asked: ProbeInterval / 12,
+ * between 1 and 10 s. */
 uint64_t dp_monitor_confirm_delay_ns(uint64_t interval_ns);
 
 /*
@@ -159,21 +159,6 @@ int dp_monitor_glob_check(const char *glob, char *err, size_t errlen);
 int dp_monitor_state_dir_check(const char *dir, char *err, size_t errlen);
 
 /* ---- the verdict, shared with replay ------------------------------------ */
-
-/* One probe's figures as the health rules take them (the skipped-probe
- * rule above). */
-typedef struct {
-  size_t probe;
-  double p50_s, mean_s, iops; /* iops NaN: not measured */
-  int stalled;
-  uint64_t errors;  /* I/O errors + short transfers */
-  uint64_t nospace; /* writes refused with ENOSPC/EDQUOT (0 from
-                       dp_monitor_obs: set it after) */
-  double p99_s;     /* NaN from dp_monitor_obs: set it after */
-  uint64_t ops;     /* I/Os completed (0: not known; health.h's obs.ops) */
-  int confirm;      /* a confirmation round's sample (0 from dp_monitor_obs) */
-  int last_in_round;
-} dp_monitor_obs_t;
 
 /* From a probe result: ops, stalled and iops decide "skipped". */
 dp_monitor_obs_t dp_monitor_obs(size_t probe, uint64_t ops, int stalled,

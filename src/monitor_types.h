@@ -20,6 +20,8 @@
 #define DP_MONITOR_SAVE_WAIT_NS (2 * UINT64_C(1000000000))
 #define DP_MONITOR_STATE_FILE "diskprobe-health.state"
 #define DP_MONITOR_DEVICES_MAX 1024
+/* fast confirmation: confirmation rounds after a suspect one, at most */
+#define DP_MONITOR_CONFIRMS 2
 #define DP_MONITOR_VALUES_MAX 7     /* data sources of the widest type */
 #define DP_MONITOR_DISK_NAME_MAX 64 /* a kernel name (blockdev.h's) */
 
@@ -175,5 +177,20 @@ typedef struct {
 } dp_monitor_conf_t;
 
 typedef struct dp_monitor dp_monitor_t;
+
+/* One probe's figures as the health rules take them (dp_monitor_obs,
+ * monitor.h). */
+typedef struct {
+  size_t probe;
+  double p50_s, mean_s, iops; /* iops NaN: not measured */
+  int stalled;
+  uint64_t errors;  /* I/O errors + short transfers */
+  uint64_t nospace; /* writes refused with ENOSPC/EDQUOT (0 from
+                       dp_monitor_obs: set it after) */
+  double p99_s;     /* NaN from dp_monitor_obs: set it after */
+  uint64_t ops;     /* I/Os completed (0: not known; health.h's obs.ops) */
+  int confirm;      /* a confirmation round's sample (0 from dp_monitor_obs) */
+  int last_in_round;
+} dp_monitor_obs_t;
 
 #endif /* DP_MONITOR_TYPES_H */

@@ -36,7 +36,8 @@ declare -A LAYER=(
 # files of a module that are not named after it: the health verdict's
 # state file and its private header; the monitor's parts and theirs
 declare -A PART_OF=([health_internal]=health [health_state]=health
-  [monitor_types]=monitor [monitor_emit]=monitor
+  [monitor_types]=monitor [monitor_emit]=monitor [monitor_events]=monitor
+  [monitor_verdict]=monitor
   [monitor_devices]=monitor [monitor_state]=monitor)
 module_of() { local m=${1%.*}; echo "${PART_OF[$m]:-$m}"; }
 # what plugin/*.c may include of src/
