@@ -134,7 +134,8 @@ json_t *dp_cli_json_str(const char *s);
 json_t *dp_cli_json_fixed(double v, int decimals);
 
 /* v rounded to `digits` significant digits ("%.{digits}g"); null when not
- * finite. */
+ * finite; an integer when "%g" prints it as one (3, not 3.0; 1e+06 stays
+ * a real), as the printf writers did. */
 json_t *dp_cli_json_sig(double v, int digits);
 
 /* dp_cli_json_sig(v, 6): the figures of fleet, compare and watch's

@@ -98,6 +98,10 @@ json_t *dp_cli_json_sig(double v, int digits) {
     return made(json_null());
   char buf[64];
   snprintf(buf, sizeof(buf), "%.*g", digits, v);
+  /* "%g" wrote an integral figure below 10^digits as an integer ("3",
+   * not "3.0"): a JSON integer, as readers (python's json) always got */
+  if (strspn(buf, "-0123456789") == strlen(buf))
+    return made(json_integer(strtoll(buf, NULL, 10)));
   return made(json_real(strtod(buf, NULL)));
 }
 

@@ -55,7 +55,11 @@ static void test_numbers(void **state) {
   expect_dump(dp_cli_json_sig(2.97849, 4), "2.978");
   expect_dump(dp_cli_json_num(1.0 / 3.0), "0.333333");
   expect_dump(dp_cli_json_num(1.24734e8 + 17), "124734000.0");
-  expect_dump(dp_cli_json_num(4), "4.0");
+  expect_dump(dp_cli_json_num(4), "4");
+  expect_dump(dp_cli_json_num(-0.0), "0");
+  expect_dump(dp_cli_json_num(999999.7), "1000000.0");
+  expect_dump(dp_cli_json_sig(1234567, 10), "1234567");
+  expect_dump(dp_cli_json_sig(1.5, 1), "2");
   expect_dump(dp_cli_json_sig(0.1 + 0.2, 10), "0.3");
   expect_dump(dp_cli_json_sig(-0.5, 6), "-0.5");
   expect_dump(dp_cli_json_num(NAN), "null");
