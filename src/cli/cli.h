@@ -1,5 +1,6 @@
 /* cli.h - subcommands of the diskprobe command, one file each, and what
- * they share (common.c): flags from the option table, usage text, JSON. */
+ * they share (common.c: flags from the option table, usage text;
+ * json_out.c: the JSON they write). */
 #ifndef DP_CLI_H
 #define DP_CLI_H
 
@@ -10,6 +11,8 @@
 #include "options.h"
 
 #include <getopt.h>
+#include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,21 +102,76 @@ int dp_cli_getopt_error(const char *cmdname, int ch, char **argv);
  * seconds. 0, or -1 after one line "diskprobe CMD: --since 'ARG': ...". */
 int dp_cli_since(const char *cmd, const char *arg, double *out_s);
 
-/* A number (6 significant digits), or null for NaN and infinities. */
-void dp_cli_json_num(FILE *f, double v);
+/* ---- json_out.c: the JSON the command writes -------------------------
+ *
+ * Every object is built as jansson values and dumped by jansson, the
+ * library that reads JSON back (jsonl.h): keys in the order they were set
+ * (JSON_PRESERVE_ORDER), each number rounded to the figures its key has
+ * (dp_cli_json_fixed, _sig) and printed with 15 significant digits, which
+ * gives back those figures (0.1, not 0.10000000000000001). Non-finite
+ * numbers are null; counters are JSON integers. The makers below never
+ * return NULL to a caller that checks: a value or member that could not be
+ * made (out of memory) marks the object, and its print fails instead. */
 
-/* A JSON string with its quotes: '"', '\\' and control characters escaped. */
-void dp_cli_json_str(FILE *f, const char *s);
+/* The dump flags every output shares; one of the layouts below is added. */
+#define DP_CLI_JSON_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+/* One line, no blanks: {"a":1,"b":[1,2]} (JSON lines: run, watch, stat,
+ * replay). */
+#define DP_CLI_JSON_LINE JSON_COMPACT
+/* One line, ", " and ": " between members: {"a": 1, "b": [1, 2]}
+ * (failslow's lines). */
+#define DP_CLI_JSON_SPACED 0
+/* A member per line, indented by two spaces (fleet, compare: one object
+ * per run). */
+#define DP_CLI_JSON_INDENTED JSON_INDENT(2)
 
-/* A disk's identity as JSON keys, without braces, each after a comma:
- * ,"class":...,"media":...,"model":...,"firmware":...,"serial":...,
- * "wwn":...,"capacity_bytes":N,"logical_block_bytes":N,
- * "physical_block_bytes":N, and "members":[...] for a dm/md stack. */
-void dp_cli_json_identity(FILE *f, const dp_disk_identity_t *id,
+/* A string; bytes that are not UTF-8 (a path can hold any) each become
+ * U+FFFD; NULL becomes null. */
+json_t *dp_cli_json_str(const char *s);
+
+/* v rounded as printf's "%.{decimals}f" would print it; null when not
+ * finite. */
+json_t *dp_cli_json_fixed(double v, int decimals);
+
+/* v rounded to `digits` significant digits ("%.{digits}g"); null when not
+ * finite; an integer when "%g" prints it as one (3, not 3.0; 1e+06 stays
+ * a real), as the printf writers did. */
+json_t *dp_cli_json_sig(double v, int digits);
+
+/* dp_cli_json_sig(v, 6): the figures of fleet, compare and watch's
+ * verdict and device view. */
+json_t *dp_cli_json_num(double v);
+
+/* An integer (a counter; clamped at INT64_MAX). */
+json_t *dp_cli_json_uint(uint64_t v);
+json_t *dp_cli_json_int(int64_t v);
+json_t *dp_cli_json_bool(int v);
+json_t *dp_cli_json_object(void);
+json_t *dp_cli_json_array(void);
+
+/* Sets o[key] = v, or appends v to a; v's reference is taken. */
+void dp_cli_json_set(json_t *o, const char *key, json_t *v);
+void dp_cli_json_append(json_t *a, json_t *v);
+
+/* Prints o in `layout` (DP_CLI_JSON_LINE, _SPACED, _INDENTED) and a
+ * newline, in one write, and releases o. Not flushed. 0, or -1 after one
+ * line on stderr when the object could not be made. */
+int dp_cli_json_print(FILE *f, json_t *o, size_t layout);
+
+/* Prints {"KEY":T,...rest's members...} on one line (DP_CLI_JSON_LINE)
+ * and releases rest: T rounded to `decimals` and dumped with as many
+ * significant digits as it has (watch's Unix times in microseconds need
+ * 16), the rest as dp_cli_json_print does. 0, or -1 as there. */
+int dp_cli_json_print_timed(FILE *f, const char *key, double t, int decimals,
+                            json_t *rest);
+
+/* A disk's identity into o: "class", "media", "model", "firmware",
+ * "serial", "wwn", "capacity_bytes", "logical_block_bytes",
+ * "physical_block_bytes", and "members" (an array) for a dm/md stack. */
+void dp_cli_json_identity(json_t *o, const dp_disk_identity_t *id,
                           const char *class_name);
 
-/* The result's keys (run's JSON), comma-separated, without braces:
- * "pattern":...,"wall_s":... */
-void dp_cli_json_result(FILE *f, const dp_result_t *r);
+/* A probe's result into o (run's JSON): "pattern", ..., "wall_s". */
+void dp_cli_json_result(json_t *o, const dp_result_t *r);
 
 #endif /* DP_CLI_H */

@@ -204,29 +204,33 @@ static void print_text(const side_t *a, const side_t *b,
 
 static void print_json(const side_t *a, const side_t *b,
                        const dp_fleetstat_ratio_t *r) {
-  printf("{\"a\": ");
-  dp_cli_json_str(stdout, a->name);
-  printf(", \"b\": ");
-  dp_cli_json_str(stdout, b->name);
-  printf(", \"rows\": [");
+  json_t *o = dp_cli_json_object();
+  dp_cli_json_set(o, "a", dp_cli_json_str(a->name));
+  dp_cli_json_set(o, "b", dp_cli_json_str(b->name));
+  json_t *rs = dp_cli_json_array();
   for (size_t i = 0; i < NROWS; i++) {
-    printf("%s\n  {\"figure\": \"%s\", \"unit\": \"%s\", \"a\": ", i ? "," : "",
-           rows[i].key, rows[i].unit);
-    dp_cli_json_num(stdout, r[i].a);
-    printf(", \"b\": ");
-    dp_cli_json_num(stdout, r[i].b);
-    printf(", \"ratio\": ");
-    dp_cli_json_num(stdout, r[i].ratio);
-    printf(", \"ci95\": [");
-    dp_cli_json_num(stdout, r[i].lo);
-    printf(", ");
-    dp_cli_json_num(stdout, r[i].hi);
-    printf("], \"rounds_a\": %zu, \"rounds_b\": %zu, \"verdict\": \"%s\"}",
-           r[i].na, r[i].nb, dp_fleetstat_verdict_name(r[i].verdict));
+    json_t *x = dp_cli_json_object();
+    dp_cli_json_set(x, "figure", dp_cli_json_str(rows[i].key));
+    dp_cli_json_set(x, "unit", dp_cli_json_str(rows[i].unit));
+    dp_cli_json_set(x, "a", dp_cli_json_num(r[i].a));
+    dp_cli_json_set(x, "b", dp_cli_json_num(r[i].b));
+    dp_cli_json_set(x, "ratio", dp_cli_json_num(r[i].ratio));
+    json_t *ci = dp_cli_json_array();
+    dp_cli_json_append(ci, dp_cli_json_num(r[i].lo));
+    dp_cli_json_append(ci, dp_cli_json_num(r[i].hi));
+    dp_cli_json_set(x, "ci95", ci);
+    dp_cli_json_set(x, "rounds_a", dp_cli_json_uint(r[i].na));
+    dp_cli_json_set(x, "rounds_b", dp_cli_json_uint(r[i].nb));
+    dp_cli_json_set(x, "verdict",
+                    dp_cli_json_str(dp_fleetstat_verdict_name(r[i].verdict)));
+    dp_cli_json_append(rs, x);
   }
-  printf("],\n \"method\": \"circular block bootstrap of the ratio, blocks "
-         "of n^(1/3) rounds, 2000 resamples, fixed seed; different beyond "
-         "10%%\"}\n");
+  dp_cli_json_set(o, "rows", rs);
+  dp_cli_json_set(o, "method",
+                  dp_cli_json_str("circular block bootstrap of the ratio, "
+                                  "blocks of n^(1/3) rounds, 2000 resamples, "
+                                  "fixed seed; different beyond 10%"));
+  dp_cli_json_print(stdout, o, DP_CLI_JSON_INDENTED);
 }
 
 static int compare_sides(int json, side_t *a, side_t *b) {

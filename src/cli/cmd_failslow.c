@@ -212,13 +212,16 @@ static void print_conf(const run_t *r, const dp_failslow_conf_t *c,
 /* A first flag in JSON. */
 static void print_flag_json(const run_t *r, size_t i, int64_t ts) {
   const dp_failslow_verdict_t *v = &r->v[i];
-  printf("{\"host\": ");
-  dp_cli_json_str(stdout, r->h->name);
-  printf(", \"disk\": ");
-  dp_cli_json_str(stdout, r->h->disks[i]);
-  printf(", \"first_flag_ts\": %lld, \"slowdown\": %.4g}\n", (long long)ts,
-         v->rule == DP_FAILSLOW_RULE_SUSTAINED ? v->slowdown_long
-                                               : v->slowdown);
+  json_t *o = dp_cli_json_object();
+  dp_cli_json_set(o, "host", dp_cli_json_str(r->h->name));
+  dp_cli_json_set(o, "disk", dp_cli_json_str(r->h->disks[i]));
+  dp_cli_json_set(o, "first_flag_ts", dp_cli_json_int(ts));
+  dp_cli_json_set(o, "slowdown",
+                  dp_cli_json_sig(v->rule == DP_FAILSLOW_RULE_SUSTAINED
+                                      ? v->slowdown_long
+                                      : v->slowdown,
+                                  4));
+  dp_cli_json_print(stdout, o, DP_CLI_JSON_SPACED);
 }
 
 /* A flag or a clear in words. */

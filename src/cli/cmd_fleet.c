@@ -27,7 +27,8 @@
  * "class", "class_targets", "worst", "age_s", "figures": {NAME: {"value",
  * "class_median", "slowdown"}}, "failslow"}], "failslow": [{"host",
  * "disk", "flagged", "first_flag_ts", "max_score"}]}; numbers that are not
- * one are null), or html (one self-contained page, no external assets).
+ * one are null; a member per line, indented), or html (one self-contained page,
+ * no external assets).
  * --out FILE writes there instead of standard output. Exit 0, or 2 on bad
  * usage or an unreadable tree (one line on stderr).
  */
@@ -247,70 +248,58 @@ static void print_text(const fleet_t *fl, FILE *o) {
           fl->nfs, flagged);
 }
 
-static void print_fs_json(FILE *o, const fsres_t *s) {
-  fprintf(o, "{\"host\": ");
-  dp_cli_json_str(o, s->host);
-  fprintf(o, ", \"disk\": ");
-  dp_cli_json_str(o, s->disk);
-  fprintf(o, ", \"flagged\": %s, \"first_flag_ts\": ",
-          s->first >= 0 ? "true" : "false");
-  if (s->first >= 0)
-    fprintf(o, "%lld", (long long)s->first);
-  else
-    fputs("null", o);
-  fprintf(o, ", \"max_score\": ");
-  dp_cli_json_num(o, s->max_score);
-  fputc('}', o);
+static json_t *fs_json(const fsres_t *s) {
+  json_t *o = dp_cli_json_object();
+  dp_cli_json_set(o, "host", dp_cli_json_str(s->host));
+  dp_cli_json_set(o, "disk", dp_cli_json_str(s->disk));
+  dp_cli_json_set(o, "flagged", dp_cli_json_bool(s->first >= 0));
+  dp_cli_json_set(o, "first_flag_ts",
+                  s->first >= 0 ? dp_cli_json_int(s->first) : json_null());
+  dp_cli_json_set(o, "max_score", dp_cli_json_num(s->max_score));
+  return o;
 }
 
-static void print_row_json(const fleet_t *fl, FILE *o, size_t i) {
+static json_t *row_json(const fleet_t *fl, size_t i) {
   const dp_fleetstat_row_t *r = &fl->rows[i];
   const dp_rrdin_target_t *t = &fl->t[r->id];
-  fprintf(o, "{\"rank\": %zu, \"host\": ", i + 1);
-  dp_cli_json_str(o, t->host);
-  fprintf(o, ", \"target\": ");
-  dp_cli_json_str(o, t->target);
-  fprintf(o, ", \"disk\": ");
-  dp_cli_json_str(o, t->disk);
-  fprintf(o, ", \"class\": ");
-  dp_cli_json_str(o, t->cls);
-  fprintf(o, ", \"class_targets\": %zu, \"worst\": ", r->class_n);
-  dp_cli_json_num(o, r->worst);
-  fprintf(o, ", \"age_s\": ");
-  dp_cli_json_num(o, age_s(fl, r->id));
-  fprintf(o, ", \"figures\": {");
+  json_t *o = dp_cli_json_object();
+  dp_cli_json_set(o, "rank", dp_cli_json_uint(i + 1));
+  dp_cli_json_set(o, "host", dp_cli_json_str(t->host));
+  dp_cli_json_set(o, "target", dp_cli_json_str(t->target));
+  dp_cli_json_set(o, "disk", dp_cli_json_str(t->disk));
+  dp_cli_json_set(o, "class", dp_cli_json_str(t->cls));
+  dp_cli_json_set(o, "class_targets", dp_cli_json_uint(r->class_n));
+  dp_cli_json_set(o, "worst", dp_cli_json_num(r->worst));
+  dp_cli_json_set(o, "age_s", dp_cli_json_num(age_s(fl, r->id)));
+  json_t *figs = dp_cli_json_object();
   for (int f = 0; f < DP_FLEETSTAT_NFIGURES; f++) {
-    fprintf(o, "%s\"%s\": {\"value\": ", f ? ", " : "",
-            dp_fleetstat_figure_name((dp_fleetstat_figure_t)f));
-    dp_cli_json_num(o, r->fig[f]);
-    fprintf(o, ", \"class_median\": ");
-    dp_cli_json_num(o, r->median[f]);
-    fprintf(o, ", \"slowdown\": ");
-    dp_cli_json_num(o, r->slowdown[f]);
-    fputc('}', o);
+    json_t *x = dp_cli_json_object();
+    dp_cli_json_set(x, "value", dp_cli_json_num(r->fig[f]));
+    dp_cli_json_set(x, "class_median", dp_cli_json_num(r->median[f]));
+    dp_cli_json_set(x, "slowdown", dp_cli_json_num(r->slowdown[f]));
+    dp_cli_json_set(figs, dp_fleetstat_figure_name((dp_fleetstat_figure_t)f),
+                    x);
   }
-  fprintf(o, "}, \"failslow\": ");
+  dp_cli_json_set(o, "figures", figs);
   const fsres_t *s = fs_of(fl, t);
-  if (s != NULL)
-    print_fs_json(o, s);
-  else
-    fputs("null", o);
-  fputc('}', o);
+  dp_cli_json_set(o, "failslow", s != NULL ? fs_json(s) : json_null());
+  return o;
 }
 
 static void print_json(const fleet_t *fl, FILE *o) {
-  fprintf(o, "{\"since_s\": %.0f, \"now\": %lld, \"disks\": [", fl->since_s,
-          (long long)fl->now);
-  for (size_t i = 0; i < fl->nt; i++) {
-    fputs(i ? ",\n  " : "\n  ", o);
-    print_row_json(fl, o, i);
-  }
-  fprintf(o, "],\n \"failslow\": [");
-  for (size_t i = 0; i < fl->nfs; i++) {
-    fputs(i ? ",\n  " : "\n  ", o);
-    print_fs_json(o, &fl->fs[i]);
-  }
-  fprintf(o, "]}\n");
+  json_t *doc = dp_cli_json_object();
+  /* whole seconds (dp_cli_since), an integer as it always was */
+  dp_cli_json_set(doc, "since_s", dp_cli_json_int(llround(fl->since_s)));
+  dp_cli_json_set(doc, "now", dp_cli_json_int(fl->now));
+  json_t *disks = dp_cli_json_array();
+  for (size_t i = 0; i < fl->nt; i++)
+    dp_cli_json_append(disks, row_json(fl, i));
+  dp_cli_json_set(doc, "disks", disks);
+  json_t *fs = dp_cli_json_array();
+  for (size_t i = 0; i < fl->nfs; i++)
+    dp_cli_json_append(fs, fs_json(&fl->fs[i]));
+  dp_cli_json_set(doc, "failslow", fs);
+  dp_cli_json_print(o, doc, DP_CLI_JSON_INDENTED);
 }
 
 static void html_str(FILE *o, const char *s) {

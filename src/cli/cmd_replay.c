@@ -124,19 +124,22 @@ static void replay_verdict(const dp_monitor_verdict_t *mv, void *arg) {
   if (!v->changed && !rp->every_round)
     return;
   if (rp->json) {
-    printf("{\"round\":%llu,%s\"time\":%.3f,\"target\":",
-           (unsigned long long)mv->round,
-           mv->confirm ? "\"confirm\":true," : "", (double)mv->time_ns / 1e9);
-    dp_cli_json_str(stdout, t->name);
-    printf(
-        ",\"level\":\"%s\",\"prev\":\"%s\",\"rule\":\"%s\",\"detail\":\"%s\"",
-        dp_health_level_name(v->level), dp_health_level_name(v->prev_level),
-        dp_health_rule_name(v->why), v->why_detail);
+    json_t *o = dp_cli_json_object();
+    dp_cli_json_set(o, "round", dp_cli_json_uint(mv->round));
+    if (mv->confirm)
+      dp_cli_json_set(o, "confirm", dp_cli_json_bool(1));
+    dp_cli_json_set(o, "time", dp_cli_json_fixed((double)mv->time_ns / 1e9, 3));
+    dp_cli_json_set(o, "target", dp_cli_json_str(t->name));
+    dp_cli_json_set(o, "level",
+                    dp_cli_json_str(dp_health_level_name(v->level)));
+    dp_cli_json_set(o, "prev",
+                    dp_cli_json_str(dp_health_level_name(v->prev_level)));
+    dp_cli_json_set(o, "rule", dp_cli_json_str(dp_health_rule_name(v->why)));
+    dp_cli_json_set(o, "detail", dp_cli_json_str(v->why_detail));
     if (isfinite(v->slowdown))
-      printf(",\"slowdown\":%.4f", v->slowdown);
-    printf(",\"message\":");
-    dp_cli_json_str(stdout, mv->words);
-    printf("}\n");
+      dp_cli_json_set(o, "slowdown", dp_cli_json_fixed(v->slowdown, 4));
+    dp_cli_json_set(o, "message", dp_cli_json_str(mv->words));
+    dp_cli_json_print(stdout, o, DP_CLI_JSON_LINE);
   } else {
     printf("round %-6llu %s -> %s: %s\n", (unsigned long long)mv->round,
            dp_health_level_name(v->prev_level), dp_health_level_name(v->level),
@@ -317,13 +320,15 @@ static void replay_summary(int json, const tgt_t *tg, size_t nt) {
   for (size_t i = 0; i < nt; i++) {
     const tgt_t *t = &tg[i];
     if (json) {
-      printf("{\"summary\":true,\"target\":");
-      dp_cli_json_str(stdout, t->name);
-      printf(",\"rounds\":%llu,\"armed_at\":%llu,\"warnings\":%llu,"
-             "\"failures\":%llu,\"bad_rounds\":%llu}\n",
-             (unsigned long long)t->rounds, (unsigned long long)t->armed_at,
-             (unsigned long long)t->warnings, (unsigned long long)t->failures,
-             (unsigned long long)t->bad_rounds);
+      json_t *o = dp_cli_json_object();
+      dp_cli_json_set(o, "summary", dp_cli_json_bool(1));
+      dp_cli_json_set(o, "target", dp_cli_json_str(t->name));
+      dp_cli_json_set(o, "rounds", dp_cli_json_uint(t->rounds));
+      dp_cli_json_set(o, "armed_at", dp_cli_json_uint(t->armed_at));
+      dp_cli_json_set(o, "warnings", dp_cli_json_uint(t->warnings));
+      dp_cli_json_set(o, "failures", dp_cli_json_uint(t->failures));
+      dp_cli_json_set(o, "bad_rounds", dp_cli_json_uint(t->bad_rounds));
+      dp_cli_json_print(stdout, o, DP_CLI_JSON_LINE);
     } else {
       printf("target %s: %llu rounds, armed at round %llu, %llu warnings, "
              "%llu failures, %llu rounds at warning or worse\n",

@@ -23,13 +23,11 @@
 #include <string.h>
 
 static void print_json(const dp_result_t *r, const dp_target_t *t) {
-  printf("{\"target\":");
-  dp_cli_json_str(stdout, t->path);
-  printf(",\"device\":");
-  dp_cli_json_str(stdout, t->dev.name);
-  printf(",");
-  dp_cli_json_result(stdout, r);
-  printf("}\n");
+  json_t *o = dp_cli_json_object();
+  dp_cli_json_set(o, "target", dp_cli_json_str(t->path));
+  dp_cli_json_set(o, "device", dp_cli_json_str(t->dev.name));
+  dp_cli_json_result(o, r);
+  dp_cli_json_print(stdout, o, DP_CLI_JSON_LINE);
 }
 
 static void print_text(const dp_result_t *r, const dp_target_t *t) {

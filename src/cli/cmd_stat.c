@@ -100,12 +100,9 @@ static const dp_diskstats_rec_t *resolve(const char *arg,
   return NULL;
 }
 
-/* JSON number, or null for NaN and infinities. */
-static void jnum(const char *key, double v) {
-  if (isfinite(v))
-    printf(",\"%s\":%.10g", key, v);
-  else
-    printf(",\"%s\":null", key);
+/* o[key]: v with 10 significant digits, or null for NaN and infinities. */
+static void jnum(json_t *o, const char *key, double v) {
+  dp_cli_json_set(o, key, dp_cli_json_sig(v, 10));
 }
 
 static double pct_merged(double merged, double done) {
@@ -115,35 +112,36 @@ static double pct_merged(double merged, double done) {
 static void print_json(const dp_diskstats_metrics_t *m,
                        const dp_disk_identity_t *id, double wall_s) {
   char cls[DP_DISK_CLASS_MAX];
-  printf("{\"device\":");
-  dp_cli_json_str(stdout, m->name);
-  printf(",\"major\":%u,\"minor\":%u,\"timestamp\":%.3f", m->major, m->minor,
-         wall_s);
-  dp_cli_json_identity(stdout, id,
+  json_t *o = dp_cli_json_object();
+  dp_cli_json_set(o, "device", dp_cli_json_str(m->name));
+  dp_cli_json_set(o, "major", dp_cli_json_uint(m->major));
+  dp_cli_json_set(o, "minor", dp_cli_json_uint(m->minor));
+  dp_cli_json_set(o, "timestamp", dp_cli_json_fixed(wall_s, 3));
+  dp_cli_json_identity(o, id,
                        dp_blockdev_class(NULL, id->model, cls, sizeof(cls)));
-  jnum("interval_s", m->interval_s);
-  jnum("reads_per_s", m->reads_per_s);
-  jnum("writes_per_s", m->writes_per_s);
-  jnum("reads_merged_per_s", m->reads_merged_per_s);
-  jnum("writes_merged_per_s", m->writes_merged_per_s);
-  jnum("read_bytes_per_s", m->read_bytes_per_s);
-  jnum("write_bytes_per_s", m->write_bytes_per_s);
-  jnum("avg_read_size_bytes", m->avg_read_size_bytes);
-  jnum("avg_write_size_bytes", m->avg_write_size_bytes);
-  jnum("read_await_s", m->read_await_s);
-  jnum("write_await_s", m->write_await_s);
-  jnum("iops", m->iops);
-  jnum("await_s", m->await_s);
-  jnum("avg_queue_length", m->avg_queue_length);
-  jnum("util_percent", m->util_percent);
-  jnum("service_time_s", m->service_time_s);
-  printf(",\"in_flight\":%llu", (unsigned long long)m->in_flight);
-  jnum("discards_per_s", m->discards_per_s);
-  jnum("discard_bytes_per_s", m->discard_bytes_per_s);
-  jnum("discard_await_s", m->discard_await_s);
-  jnum("flushes_per_s", m->flushes_per_s);
-  jnum("flush_await_s", m->flush_await_s);
-  printf("}\n");
+  jnum(o, "interval_s", m->interval_s);
+  jnum(o, "reads_per_s", m->reads_per_s);
+  jnum(o, "writes_per_s", m->writes_per_s);
+  jnum(o, "reads_merged_per_s", m->reads_merged_per_s);
+  jnum(o, "writes_merged_per_s", m->writes_merged_per_s);
+  jnum(o, "read_bytes_per_s", m->read_bytes_per_s);
+  jnum(o, "write_bytes_per_s", m->write_bytes_per_s);
+  jnum(o, "avg_read_size_bytes", m->avg_read_size_bytes);
+  jnum(o, "avg_write_size_bytes", m->avg_write_size_bytes);
+  jnum(o, "read_await_s", m->read_await_s);
+  jnum(o, "write_await_s", m->write_await_s);
+  jnum(o, "iops", m->iops);
+  jnum(o, "await_s", m->await_s);
+  jnum(o, "avg_queue_length", m->avg_queue_length);
+  jnum(o, "util_percent", m->util_percent);
+  jnum(o, "service_time_s", m->service_time_s);
+  dp_cli_json_set(o, "in_flight", dp_cli_json_uint(m->in_flight));
+  jnum(o, "discards_per_s", m->discards_per_s);
+  jnum(o, "discard_bytes_per_s", m->discard_bytes_per_s);
+  jnum(o, "discard_await_s", m->discard_await_s);
+  jnum(o, "flushes_per_s", m->flushes_per_s);
+  jnum(o, "flush_await_s", m->flush_await_s);
+  dp_cli_json_print(stdout, o, DP_CLI_JSON_LINE);
 }
 
 /* One text cell: "-" where the value is undefined. */

@@ -221,26 +221,17 @@ static void print_text(const dp_sched_sample_t *smp, uint64_t wall,
 
 static void print_json(const dp_sched_sample_t *smp, uint64_t wall,
                        const char *path, const char *device) {
-  printf("{\"time\":%.6f,\"target\":", (double)wall / 1e9);
-  dp_cli_json_str(stdout, path);
-  printf(",\"device\":");
-  dp_cli_json_str(stdout, device);
-  printf(",\"probe\":");
-  dp_cli_json_str(stdout, smp->probe_name);
-  printf(
-      ",\"round\":%llu,%s\"interval_s\":%.3f,", (unsigned long long)smp->round,
-      smp->confirm ? "\"confirm\":true," : "", (double)smp->interval_ns / 1e9);
-  dp_cli_json_result(stdout, &smp->r);
-  printf("}\n");
-}
-
-/* A number, or null when it is not one (JSON has no NaN or infinity). */
-static void json_num(const char *key, double v) {
-  printf(",\"%s\":", key);
-  if (isfinite(v))
-    printf("%.6g", v);
-  else
-    printf("null");
+  json_t *o = dp_cli_json_object();
+  dp_cli_json_set(o, "target", dp_cli_json_str(path));
+  dp_cli_json_set(o, "device", dp_cli_json_str(device));
+  dp_cli_json_set(o, "probe", dp_cli_json_str(smp->probe_name));
+  dp_cli_json_set(o, "round", dp_cli_json_uint(smp->round));
+  if (smp->confirm)
+    dp_cli_json_set(o, "confirm", dp_cli_json_bool(1));
+  dp_cli_json_set(o, "interval_s",
+                  dp_cli_json_fixed((double)smp->interval_ns / 1e9, 3));
+  dp_cli_json_result(o, &smp->r);
+  dp_cli_json_print_timed(stdout, "time", (double)wall / 1e9, 6, o);
 }
 
 static void target_path(watch_t *w, size_t i, char *buf, size_t len) {
@@ -298,27 +289,28 @@ static void watch_verdict(const dp_monitor_verdict_t *mv, void *arg) {
   }
   char path[PATH_MAX];
   target_path(w, mv->target, path, sizeof(path));
-  printf("{\"time\":%.6f,\"target\":", (double)mv->time_ns / 1e9);
-  dp_cli_json_str(stdout, path);
-  printf(",\"device\":");
-  dp_cli_json_str(stdout, mv->device);
-  printf(",\"round\":%llu,%s\"verdict\":{\"level\":\"%s\",\"rule\":\"%s\","
-         "\"detail\":\"%s\",\"armed\":%s",
-         (unsigned long long)mv->round, mv->confirm ? "\"confirm\":true," : "",
-         dp_health_level_name(v->level), dp_health_rule_name(v->why),
-         v->why_detail, v->armed ? "true" : "false");
-  json_num("slowdown", v->slowdown);
-  json_num("ceiling_s", v->ceiling_s);
+  json_t *o = dp_cli_json_object(), *jv = dp_cli_json_object();
+  dp_cli_json_set(o, "target", dp_cli_json_str(path));
+  dp_cli_json_set(o, "device", dp_cli_json_str(mv->device));
+  dp_cli_json_set(o, "round", dp_cli_json_uint(mv->round));
+  if (mv->confirm)
+    dp_cli_json_set(o, "confirm", dp_cli_json_bool(1));
+  dp_cli_json_set(jv, "level", dp_cli_json_str(dp_health_level_name(v->level)));
+  dp_cli_json_set(jv, "rule", dp_cli_json_str(dp_health_rule_name(v->why)));
+  dp_cli_json_set(jv, "detail", dp_cli_json_str(v->why_detail));
+  dp_cli_json_set(jv, "armed", dp_cli_json_bool(v->armed));
+  dp_cli_json_set(jv, "slowdown", dp_cli_json_num(v->slowdown));
+  dp_cli_json_set(jv, "ceiling_s", dp_cli_json_num(v->ceiling_s));
   if (mv->busy.busy) { /* its disk busy with other I/O (monitor.h) */
-    printf(",\"busy\":true");
-    json_num("util_percent", mv->busy.util_percent);
-    json_num("probe_share", mv->busy.probe_share);
+    dp_cli_json_set(jv, "busy", dp_cli_json_bool(1));
+    dp_cli_json_set(jv, "util_percent", dp_cli_json_num(mv->busy.util_percent));
+    dp_cli_json_set(jv, "probe_share", dp_cli_json_num(mv->busy.probe_share));
   }
-  printf(",\"media\":\"%s\",\"model\":", dp_media_name(mv->media));
-  dp_cli_json_str(stdout, mv->model);
-  printf(",\"message\":");
-  dp_cli_json_str(stdout, mv->words);
-  printf("}}\n");
+  dp_cli_json_set(jv, "media", dp_cli_json_str(dp_media_name(mv->media)));
+  dp_cli_json_set(jv, "model", dp_cli_json_str(mv->model));
+  dp_cli_json_set(jv, "message", dp_cli_json_str(mv->words));
+  dp_cli_json_set(o, "verdict", jv);
+  dp_cli_json_print_timed(stdout, "time", (double)mv->time_ns / 1e9, 6, o);
 }
 
 /* JSON only: the device view, every interval. */
@@ -330,24 +322,24 @@ static void watch_device(const dp_diskstats_metrics_t *d,
     return;
   dp_devview_value_t dv[DP_DEVVIEW_VALUES_MAX];
   size_t n = dp_devview_values(d, dv);
-  printf("{\"time\":%.6f,\"device_view\":", (double)wall / 1e9);
-  dp_cli_json_str(stdout, d->name);
+  json_t *o = dp_cli_json_object();
+  dp_cli_json_set(o, "device_view", dp_cli_json_str(d->name));
   const char *cls;
   const dp_disk_identity_t *id =
       w->monitor ? dp_monitor_disk_identity(w->monitor, d->name, &cls) : NULL;
   if (id != NULL)
-    dp_cli_json_identity(stdout, id, cls);
+    dp_cli_json_identity(o, id, cls);
   for (size_t k = 0; k < n; k++) {
     char key[128];
     snprintf(key, sizeof(key), "%s%s%s", dv[k].type,
              dv[k].type_instance[0] ? "-" : "", dv[k].type_instance);
-    json_num(key, dv[k].value);
+    dp_cli_json_set(o, key, dp_cli_json_num(dv[k].value));
   }
   if (peer != NULL) {
-    printf(",\"failslow\":%s", peer->v.flagged ? "true" : "false");
-    json_num("slowdown", peer->v.slowdown);
+    dp_cli_json_set(o, "failslow", dp_cli_json_bool(peer->v.flagged));
+    dp_cli_json_set(o, "slowdown", dp_cli_json_num(peer->v.slowdown));
   }
-  printf("}\n");
+  dp_cli_json_print_timed(stdout, "time", (double)wall / 1e9, 6, o);
 }
 
 /* Builds one target's config from the flags. 0, or 2 after one line. */

@@ -1,13 +1,13 @@
 /*
  * common.c - what the subcommands share: their flags, usage text and
  * validation come from the option table (options.c) and go through the
- * same conf setters as the collectd plugin's config; JSON output helpers.
+ * same conf setters as the collectd plugin's config (the JSON they write:
+ * json_out.c).
  */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "units.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,82 +182,6 @@ int dp_cli_getopt_error(const char *cmdname, int ch, char **argv) {
   return 2;
 }
 
-void dp_cli_json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p == '\n')
-      fputs("\\n", f);
-    else if (*p == '\t')
-      fputs("\\t", f);
-    else if (*p < 0x20 || *p == 0x7f)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
-/* "key":v with prec decimals, or null for NaN and infinities; sep first. */
-static void jnum(FILE *f, const char *sep, const char *key, int prec,
-                 double v) {
-  if (isfinite(v))
-    fprintf(f, "%s\"%s\":%.*f", sep, key, prec, v);
-  else
-    fprintf(f, "%s\"%s\":null", sep, key);
-}
-
-void dp_cli_json_result(FILE *f, const dp_result_t *r) {
-  fprintf(f, "\"pattern\":\"%s\",\"block_size\":%u,\"queue_depth\":%u,",
-          dp_pattern_name(r->pattern), r->block_size, r->queue_depth);
-  fprintf(f, "\"ops\":%llu,\"bytes\":%llu", (unsigned long long)r->ops,
-          (unsigned long long)r->bytes);
-  jnum(f, ",", "elapsed_s", 9, r->elapsed_s);
-  jnum(f, ",", "iops", 3, r->iops);
-  jnum(f, ",", "bytes_per_second", 1, r->bytes_per_s);
-  jnum(f, ",\"latency_s\":{", "min", 9, r->lat_min_s);
-  jnum(f, ",", "mean", 9, r->lat_mean_s);
-  jnum(f, ",", "p50", 9, r->lat_p50_s);
-  jnum(f, ",", "p90", 9, r->lat_p90_s);
-  jnum(f, ",", "p99", 9, r->lat_p99_s);
-  jnum(f, ",", "p99.9", 9, r->lat_p999_s);
-  jnum(f, ",", "max", 9, r->lat_max_s);
-  jnum(f, "},", "achieved_queue_depth", 4, r->achieved_qd);
-  fprintf(f, ",\"errors\":{\"io\":%llu,\"short\":%llu,\"timeout\":%llu},",
-          (unsigned long long)r->err_io, (unsigned long long)r->err_short,
-          (unsigned long long)r->err_timeout);
-  fprintf(f, "\"stalled\":%s,", r->stalled ? "true" : "false");
-  jnum(f, "\"cpu_s\":{", "user", 6, r->cpu_user_s);
-  jnum(f, ",", "system", 6, r->cpu_sys_s);
-  jnum(f, "},", "wall_s", 6, r->wall_s);
-}
-
-void dp_cli_json_identity(FILE *f, const dp_disk_identity_t *id,
-                          const char *class_name) {
-  const char *keys[] = {"class", "media", "model", "firmware", "serial", "wwn"};
-  const char *vals[] = {class_name, dp_media_name(id->media),
-                        id->model,  id->firmware,
-                        id->serial, id->wwn};
-  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-    fprintf(f, ",\"%s\":", keys[i]);
-    dp_cli_json_str(f, vals[i]);
-  }
-  fprintf(f,
-          ",\"capacity_bytes\":%llu,\"logical_block_bytes\":%u,"
-          "\"physical_block_bytes\":%u",
-          (unsigned long long)id->capacity_bytes, id->logical_block_bytes,
-          id->physical_block_bytes);
-  if (id->nmembers == 0)
-    return;
-  fputs(",\"members\":[", f);
-  for (size_t i = 0; i < id->nmembers && i < DP_BLOCKDEV_MEMBERS_MAX; i++) {
-    fputs(i ? "," : "", f);
-    dp_cli_json_str(f, id->members[i]);
-  }
-  fputc(']', f);
-}
-
 int dp_cli_since(const char *cmd, const char *arg, double *out_s) {
   uint64_t ns;
   if (dp_parse_duration(arg, &ns) != 0 || ns < 1000000000ULL) {
@@ -269,11 +193,4 @@ int dp_cli_since(const char *cmd, const char *arg, double *out_s) {
   }
   *out_s = (double)(ns / 1000000000ULL);
   return 0;
-}
-
-void dp_cli_json_num(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, "%.6g", v);
-  else
-    fputs("null", f);
 }
