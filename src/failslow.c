@@ -189,10 +189,6 @@ const char *dp_failslow_name(const dp_failslow_t *d, size_t i) {
   return (d != NULL && i < d->n) ? d->dev[i].name : "";
 }
 
-size_t dp_failslow_ndevices(const dp_failslow_t *d) {
-  return d != NULL ? d->n : 0;
-}
-
 void dp_failslow_feed(dp_failslow_t *d, size_t i, double throughput,
                       double latency_s) {
   if (d == NULL || i >= d->n)
