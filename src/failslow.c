@@ -197,10 +197,6 @@ double dp_failslow_latency_per_io(double reads, double read_await_s,
   return n > 0 ? (reads * read_await_s + writes * write_await_s) / n : NAN;
 }
 
-size_t dp_failslow_ndevices(const dp_failslow_t *d) {
-  return d != NULL ? d->n : 0;
-}
-
 void dp_failslow_feed(dp_failslow_t *d, size_t i, double throughput,
                       double latency_s) {
   if (d == NULL || i >= d->n)

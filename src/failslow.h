@@ -200,7 +200,6 @@ void dp_failslow_free(dp_failslow_t *d);
 /* Device i's name (for dp_failslow_name; truncated). 0 or -EINVAL. */
 int dp_failslow_set_device(dp_failslow_t *d, size_t i, const char *name);
 const char *dp_failslow_name(const dp_failslow_t *d, size_t i);
-size_t dp_failslow_ndevices(const dp_failslow_t *d);
 
 /* The latency a sample carries: the mean wait per I/O over reads and
  * writes together, in seconds, from each direction's I/O count (or rate:

@@ -16,7 +16,7 @@
  * it back, and init (or the nearest subreaper) reaps the process once the
  * daemon is gone.
  *
- * The prober is a small program (diskprobe-prober, src/cli/prober.c)
+ * The prober is a small program (diskprobe-prober, src/cli/prober_main.c)
  * started with posix_spawn, so it holds none of the daemon's memory and
  * none of its descriptors but two: 3 = a shared memory page (a memfd: the
  * job, the result and its histogram, the stop flag, the live I/O counter,

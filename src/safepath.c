@@ -25,7 +25,8 @@ static int normalise(const char *dir, char *out, size_t len, char *err,
                      size_t errlen) {
   char full[PATH_MAX];
   if (dir[0] == '/') {
-    snprintf(full, sizeof(full), "%s", dir);
+    if (snprintf(full, sizeof(full), "%s", dir) >= (int)sizeof(full))
+      return dp_errf(err, errlen, -ENAMETOOLONG, "path too long");
   } else {
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof(cwd)) == NULL)
@@ -195,4 +196,10 @@ int dp_safepath_open_dir(const char *dir, int create, char *real,
                          size_t reallen, char *err, size_t errlen) {
   return dp_safepath_open_dir_for(dir, create, "the probe file", real, reallen,
                                   err, errlen);
+}
+
+int dp_path_join(char *out, size_t len, const char *dir, const char *name) {
+  int n =
+      snprintf(out, len, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", name);
+  return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }

@@ -35,4 +35,9 @@ int dp_safepath_open_dir_for(const char *dir, int create, const char *what,
                              char *real, size_t reallen, char *err,
                              size_t errlen);
 
+/* `dir` "/" `name` into out (len bytes); a dir of "/" gives "/name".
+ * 0, or -ENAMETOOLONG when the path does not fit (out then holds a
+ * truncated string that is not to be used). */
+int dp_path_join(char *out, size_t len, const char *dir, const char *name);
+
 #endif /* DP_SAFEPATH_H */

@@ -347,8 +347,13 @@ int dp_target_open_file_layout(const char *path, uint64_t size_bytes,
                                  sizeof(t->err));
   if (dfd < 0)
     return dfd;
-  snprintf(t->path, sizeof(t->path), "%s%s%s", real,
-           strcmp(real, "/") == 0 ? "" : "/", file);
+  if (dp_path_join(t->path, sizeof(t->path), real, file) < 0) {
+    close(dfd);
+    t->path[0] = '\0';
+    return fail(t, -ENAMETOOLONG,
+                "path too long: %s/%s has more than %zu bytes", real, file,
+                sizeof(t->path) - 1);
+  }
 
   int want_rw = writable; /* a layout to resume needs a writable fd */
   for (int attempt = 0; attempt < 5; attempt++) {

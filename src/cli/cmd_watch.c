@@ -490,8 +490,8 @@ static const char *watch_prober(char *buf, size_t len) {
     char *slash = strrchr(self, '/');
     if (slash != NULL) {
       *slash = '\0';
-      snprintf(buf, len, "%s/diskprobe-prober", self);
-      if (access(buf, X_OK) == 0)
+      int n = snprintf(buf, len, "%s/diskprobe-prober", self);
+      if (n >= 0 && (size_t)n < len && access(buf, X_OK) == 0)
         return buf;
     }
   }

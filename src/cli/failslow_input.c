@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "failslow_input.h"
 #include "jsonl.h"
+#include "safepath.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +28,16 @@ const double dp_fsinput_max[DP_FSINPUT_NFIELDS] = {1e15, 1e15,  1e10,
 
 static int fail(const char *where, const char *what) {
   fprintf(stderr, "diskprobe failslow: %s: %s\n", where, what);
+  return 2;
+}
+
+/* dir/name into out (len bytes). 0, or 2 after one line naming the path. */
+static int join(char *out, size_t len, const char *dir, const char *name) {
+  if (dp_path_join(out, len, dir, name) == 0)
+    return 0;
+  fprintf(stderr,
+          "diskprobe failslow: %s/%s: path too long (more than %zu bytes)\n",
+          dir, name, len - 1);
   return 2;
 }
 
@@ -174,11 +185,13 @@ static void free_list(char **v, size_t n) {
   free(v);
 }
 
+/* dir/name is a directory (a path too long to name is not one: stat would
+ * fail with ENAMETOOLONG). */
 static int is_subdir(const char *dir, const char *name) {
   char p[4096];
   struct stat st;
-  snprintf(p, sizeof(p), "%s/%s", dir, name);
-  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+  return dp_path_join(p, sizeof(p), dir, name) == 0 && stat(p, &st) == 0 &&
+         S_ISDIR(st.st_mode);
 }
 
 static int is_dev_dir(const char *dir, const char *name) {
@@ -189,9 +202,8 @@ static int is_dev_dir(const char *dir, const char *name) {
 /* A host directory: one holding at least one diskprobe-dev-* directory. */
 static int is_host_dir(const char *dir, const char *name) {
   char p[4096];
-  if (!is_subdir(dir, name))
+  if (!is_subdir(dir, name) || dp_path_join(p, sizeof(p), dir, name) != 0)
     return 0;
-  snprintf(p, sizeof(p), "%s/%s", dir, name);
   char **d;
   size_t n;
   int rc = list_dir(p, is_dev_dir, &d, &n, 1); /* unlistable: no host */
@@ -402,8 +414,8 @@ static int read_disk(dp_fsinput_host_t *h, const char *diskdir,
   points_t pts = {NULL, 0, 0};
   for (size_t i = 0; i < nf && rc == 0; i++) {
     char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", diskdir, files[i]);
-    rc = read_series(p, series_field(files[i]), &pts);
+    if ((rc = join(p, sizeof(p), diskdir, files[i])) == 0)
+      rc = read_series(p, series_field(files[i]), &pts);
   }
   free_list(files, nf);
   if (rc == 0 && pts.n > 0) {
@@ -426,8 +438,8 @@ int dp_fsinput_read_collectd(dp_fsinput_host_t *h, const char *hostdir) {
   int rc = list_dir(hostdir, is_dev_dir, &devs, &nd, 0);
   for (size_t i = 0; i < nd && rc == 0; i++) {
     char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", hostdir, devs[i]);
-    rc = read_disk(h, p, devs[i] + strlen(DEV_DIR));
+    if ((rc = join(p, sizeof(p), hostdir, devs[i])) == 0)
+      rc = read_disk(h, p, devs[i] + strlen(DEV_DIR));
   }
   free_list(devs, nd);
   if (rc == 0 && h->n == 0)

@@ -1,6 +1,7 @@
 /* rrd_input.c - see rrd_input.h. */
 #define _GNU_SOURCE
 #include "rrd_input.h"
+#include "safepath.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +18,16 @@
 
 static int fail(const char *cmd, const char *where, const char *what) {
   fprintf(stderr, "diskprobe %s: %s: %s\n", cmd, where, what);
+  return 2;
+}
+
+/* dir/name into out (len bytes). 0, or 2 after one line naming the path. */
+static int join(const char *cmd, char *out, size_t len, const char *dir,
+                const char *name) {
+  if (dp_path_join(out, len, dir, name) == 0)
+    return 0;
+  fprintf(stderr, "diskprobe %s: %s/%s: path too long (more than %zu bytes)\n",
+          cmd, dir, name, len - 1);
   return 2;
 }
 
@@ -52,22 +63,25 @@ static void free_list(struct dirent **v, int n) {
   free(v);
 }
 
-/* The TI of the newest PREFIX-TI.rrd file in dir into out ("" when none). */
-static void newest_instance(const char *dir, const char *prefix, char *out,
-                            size_t len) {
+/* The TI of the newest PREFIX-TI.rrd file in dir into out ("" when none).
+ * 0, or 2 after one line. */
+static int newest_instance(const char *cmd, const char *dir, const char *prefix,
+                           char *out, size_t len) {
   struct dirent **e;
   int n = list(dir, &e);
   time_t best = -1;
   out[0] = '\0';
   size_t pl = strlen(prefix);
-  for (int i = 0; i < n; i++) {
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
     const char *name = e[i]->d_name;
     size_t l = strlen(name);
     if (strncmp(name, prefix, pl) != 0 || l <= pl + 4 ||
         strcmp(name + l - 4, ".rrd") != 0)
       continue;
     char p[PATH_MAX];
-    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    if ((rc = join(cmd, p, sizeof(p), dir, name)) != 0)
+      break;
     time_t last = rrd_last_r(p);
     rrd_clear_error();
     if (last > best) {
@@ -77,13 +91,15 @@ static void newest_instance(const char *dir, const char *prefix, char *out,
   }
   if (n > 0)
     free_list(e, n);
+  return rc;
 }
 
-/* Adds host's targets to *out. 0 or -ENOMEM. */
-static int scan_host(const char *root, const char *host,
+/* Adds host's targets to *out. 0, or 2 after one line. */
+static int scan_host(const char *cmd, const char *root, const char *host,
                      dp_rrdin_target_t **out, size_t *n, size_t *cap) {
   char hostdir[PATH_MAX];
-  snprintf(hostdir, sizeof(hostdir), "%s/%s", root, host);
+  if (join(cmd, hostdir, sizeof(hostdir), root, host) != 0)
+    return 2;
   struct dirent **e;
   int ne = list(hostdir, &e);
   int rc = 0;
@@ -96,7 +112,7 @@ static int scan_host(const char *root, const char *host,
       size_t nc = *cap ? 2 * *cap : 32;
       dp_rrdin_target_t *p = realloc(*out, nc * sizeof(*p));
       if (p == NULL) {
-        rc = -ENOMEM;
+        rc = fail(cmd, hostdir, "out of memory");
         break;
       }
       *out = p;
@@ -104,17 +120,23 @@ static int scan_host(const char *root, const char *host,
     }
     dp_rrdin_target_t *t = &(*out)[*n];
     memset(t, 0, sizeof(*t));
-    snprintf(t->dir, sizeof(t->dir), "%s/%s", hostdir, pi);
+    if ((rc = join(cmd, t->dir, sizeof(t->dir), hostdir, pi)) != 0)
+      break;
     if (!is_dir(t->dir))
       continue;
     snprintf(t->host, sizeof(t->host), "%s", host);
     snprintf(t->target, sizeof(t->target), "%s", pi + strlen(PI_PREFIX));
-    newest_instance(t->dir, "target_device-", t->disk, sizeof(t->disk));
-    if (t->disk[0] != '\0') {
-      char dev[PATH_MAX];
-      snprintf(dev, sizeof(dev), "%s/" DEV_PREFIX "%s", hostdir, t->disk);
-      newest_instance(dev, "disk_info-", t->cls, sizeof(t->cls));
+    rc = newest_instance(cmd, t->dir, "target_device-", t->disk,
+                         sizeof(t->disk));
+    if (rc == 0 && t->disk[0] != '\0') {
+      char name[sizeof(DEV_PREFIX) + sizeof(t->disk)], dev[PATH_MAX];
+      snprintf(name, sizeof(name), DEV_PREFIX "%s", t->disk);
+      rc = join(cmd, dev, sizeof(dev), hostdir, name);
+      if (rc == 0)
+        rc = newest_instance(cmd, dev, "disk_info-", t->cls, sizeof(t->cls));
     }
+    if (rc != 0)
+      break;
     if (t->cls[0] == '\0')
       snprintf(t->cls, sizeof(t->cls), "unknown");
     (*n)++;
@@ -136,9 +158,9 @@ int dp_rrdin_scan(const char *cmd, const char *root, dp_rrdin_target_t **out,
   int rc = 0;
   for (int i = 0; i < ne && rc == 0; i++) {
     char p[PATH_MAX];
-    snprintf(p, sizeof(p), "%s/%s", root, e[i]->d_name);
-    if (is_dir(p) && scan_host(root, e[i]->d_name, out, n, &cap) != 0)
-      rc = fail(cmd, root, "out of memory");
+    rc = join(cmd, p, sizeof(p), root, e[i]->d_name);
+    if (rc == 0 && is_dir(p))
+      rc = scan_host(cmd, root, e[i]->d_name, out, n, &cap);
   }
   free_list(e, ne);
   if (rc == 0 && *n == 0)
@@ -206,7 +228,8 @@ static int append_series(const char *cmd, const char *dir, const char *file,
                          const char *ds, time_t start, time_t end,
                          dp_rrdin_values_t *s, time_t *newest) {
   char path[PATH_MAX];
-  snprintf(path, sizeof(path), "%s/%s", dir, file);
+  if (join(cmd, path, sizeof(path), dir, file) != 0)
+    return 2;
   fetch_t f;
   int rc = fetch(cmd, path, start, end, &f);
   if (rc != 1)
@@ -261,8 +284,10 @@ static int devview_disk(const char *cmd, const char *dir, const char *disk,
   int rc = 0, ref = -1;
   size_t rows = 0;
   for (int i = 0; i < DP_FSINPUT_NFIELDS; i++) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/%s.rrd", dir, dp_fsinput_series[i]);
+    char name[NAME_MAX + 1], path[PATH_MAX];
+    snprintf(name, sizeof(name), "%s.rrd", dp_fsinput_series[i]);
+    if (rc == 0)
+      rc = join(cmd, path, sizeof(path), dir, name);
     int r = rc == 0 ? fetch(cmd, path, start, end, &f[i]) : 0;
     if (r == 2)
       rc = 2;
@@ -297,7 +322,8 @@ static int devview_disk(const char *cmd, const char *dir, const char *disk,
 int dp_rrdin_devview(const char *cmd, const char *root, const char *host,
                      time_t start, time_t end, dp_fsinput_host_t *h) {
   char hostdir[PATH_MAX];
-  snprintf(hostdir, sizeof(hostdir), "%s/%s", root, host);
+  if (join(cmd, hostdir, sizeof(hostdir), root, host) != 0)
+    return 2;
   snprintf(h->name, sizeof(h->name), "%s", host);
   struct dirent **e;
   int ne = list(hostdir, &e);
@@ -310,8 +336,8 @@ int dp_rrdin_devview(const char *cmd, const char *root, const char *host,
         !dp_fsinput_whole_disk(name + strlen(DEV_PREFIX)))
       continue;
     char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s/%s", hostdir, name);
-    if (is_dir(dir))
+    rc = join(cmd, dir, sizeof(dir), hostdir, name);
+    if (rc == 0 && is_dir(dir))
       rc = devview_disk(cmd, dir, name + strlen(DEV_PREFIX), start, end, h);
   }
   free_list(e, ne);

@@ -87,8 +87,14 @@ pass() { echo "ok: $*"; PASSED=$((PASSED + 1)); }
 die() { fail "$*"; exit 1; }
 
 # finish NAME [CMD]: the test's last line: "NAME: all checks passed" and
-# exit 0, or run CMD (e.g. show a log) and exit 1 if any check failed.
+# exit 0, or run CMD (e.g. show a log) and exit 1 if any check failed. A
+# test that reached its end without a single check (no pass, no fail) has
+# shown nothing: it fails.
 finish() {
+  if [ "$FAILED" = 0 ] && [ "$PASSED" = 0 ]; then
+    echo "FAIL: $1 ran no check"
+    exit 1
+  fi
   if [ "$FAILED" = 0 ]; then
     echo "$1: all checks passed"
     exit 0

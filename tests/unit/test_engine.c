@@ -1,14 +1,14 @@
 /*
  * test_engine.c - the probe engine's logic and error paths, with libaio
  * replaced by a fake kernel through -Wl,--wrap (io_setup, io_submit,
- * io_getevents, io_destroy) and, where time matters, the engine's clock by
- * a fake one (dp_engine_set_clock) that the fake kernel advances as it
- * completes I/O. These are the cases a real device cannot produce on
- * demand: EIO and short completions, -EAGAIN/-ENOMEM/-EINTR storms, a
- * context that fails to set up or breaks mid-probe, an I/O that never
- * completes, the exact measured window of a duration budget, the stop flag.
- * The real path is covered by tests/shell/loop_throttle.sh on a real loop
- * device.
+ * io_getevents, io_destroy: tests/unit/fake_aio.c) and, where time
+ * matters, the engine's clock by a fake one (dp_engine_set_clock) that the
+ * fake kernel advances as it completes I/O. These are the cases a real
+ * device cannot produce on demand: EIO and short completions,
+ * -EAGAIN/-ENOMEM/-EINTR storms, a context that fails to set up or breaks
+ * mid-probe, an I/O that never completes, the exact measured window of a
+ * duration budget, the stop flag. The real path is covered by
+ * tests/shell/loop_throttle.sh on a real loop device.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +29,7 @@
 
 #include "clock.h"
 #include "engine.h"
+#include "fake_aio.h"
 
 /* Failure messages name the quantity, what was expected and what was seen. */
 #define EXPECT_EQ(seen, expected, what)                                        \
@@ -54,152 +55,11 @@
 #define MS UINT64_C(1000000)
 #define FAKE_T0 (1000 * DP_NS_PER_S) /* any start; 0 is no special value */
 
-/* ---- the fake kernel ---------------------------------------------------- */
-
-enum mode { OK, EIO_ALL, SHORT_ALL, HANG, EIO_EVERY_3RD, ENOSPC_ALL };
-static struct {
-  enum mode mode;
-  int setup_rc;
-  int eagain_left; /* io_submit answers -EAGAIN this many times */
-  int nomem_left;  /* then -ENOMEM this many times */
-  int eintr_left;  /* io_getevents answers -EINTR this many times */
-  /* io_submit call k (1-based) answers -EINTR / -EAGAIN / -ENOMEM when k is
-   * a multiple of these; 0 = never */
-  unsigned submit_eintr_every, submit_eagain_every, submit_nomem_every;
-  unsigned long submit_calls, submit_refused;
-  int submit_fail; /* io_submit fails with this errno (negative) */
-  /* io_getevents fails with this errno once this many I/Os have completed */
-  int getevents_fail;
-  unsigned long fail_after;
-  /* The fake clock: tick_ns more at each io_getevents that completes I/O,
-   * the whole timeout at one that waits for nothing. */
-  uint64_t now_ns, tick_ns;
-  long events_max; /* complete at most this many per call; 0 = all queued */
-  /* Set *stop as the stop_at-th completion is returned. */
-  atomic_int *stop;
-  unsigned long stop_at, submitted_at_stop;
-  struct iocb *q[1024];
-  unsigned qn;
-  unsigned long submitted, completed, destroyed;
-  size_t max_inflight;     /* highest qn seen */
-  long max_batch;          /* most iocbs handed to one io_submit */
-  uint64_t last_submit_ns; /* fake clock when an iocb was last accepted */
-} fk;
-
-static uint64_t fake_now(void *arg) {
-  (void)arg;
-  return fk.now_ns;
-}
-
-int __wrap_io_setup(int nr, io_context_t *ctx) {
-  (void)nr;
-  if (fk.setup_rc)
-    return fk.setup_rc;
-  *ctx = (io_context_t)0x1;
-  return 0;
-}
-
-int __wrap_io_destroy(io_context_t ctx) {
-  (void)ctx;
-  fk.destroyed++;
-  return 0;
-}
-
-static int every(unsigned long k, unsigned n) { return n && k % n == 0; }
-
-int __wrap_io_submit(io_context_t ctx, long n, struct iocb **cbs) {
-  (void)ctx;
-  fk.submit_calls++;
-  if (n > fk.max_batch)
-    fk.max_batch = n;
-  if (fk.submit_fail)
-    return fk.submit_fail;
-  if (fk.eagain_left > 0) {
-    fk.eagain_left--;
-    return -EAGAIN;
-  }
-  if (fk.nomem_left > 0) {
-    fk.nomem_left--;
-    return -ENOMEM;
-  }
-  if (every(fk.submit_calls, fk.submit_eintr_every)) {
-    fk.submit_refused++;
-    return -EINTR;
-  }
-  if (every(fk.submit_calls, fk.submit_eagain_every)) {
-    fk.submit_refused++;
-    return -EAGAIN;
-  }
-  if (every(fk.submit_calls, fk.submit_nomem_every)) {
-    fk.submit_refused++;
-    return -ENOMEM;
-  }
-  for (long i = 0; i < n; i++)
-    fk.q[fk.qn++] = cbs[i];
-  if (fk.qn > fk.max_inflight)
-    fk.max_inflight = fk.qn;
-  fk.submitted += (unsigned long)n;
-  fk.last_submit_ns = fk.now_ns;
-  return (int)n;
-}
-
-static void nap(const struct timespec *ts) {
-  struct timespec t = {0, 2000000}; /* 2 ms, or less if asked */
-  if (ts && ts->tv_sec == 0 && ts->tv_nsec < t.tv_nsec)
-    t = *ts;
-  nanosleep(&t, NULL);
-  if (ts) /* the fake clock waited the whole timeout */
-    fk.now_ns += (uint64_t)ts->tv_sec * DP_NS_PER_S + (uint64_t)ts->tv_nsec;
-}
-
-int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
-                        struct io_event *ev, struct timespec *ts) {
-  (void)ctx;
-  (void)min_nr;
-  if (fk.eintr_left > 0) {
-    fk.eintr_left--;
-    return -EINTR;
-  }
-  if (fk.getevents_fail && fk.completed >= fk.fail_after)
-    return fk.getevents_fail;
-  if (fk.mode == HANG || fk.qn == 0) {
-    nap(ts);
-    return 0;
-  }
-  if (fk.events_max && nr > fk.events_max)
-    nr = fk.events_max;
-  fk.now_ns += fk.tick_ns;
-  long n = 0;
-  while (n < nr && fk.qn > 0) {
-    struct iocb *cb = fk.q[0];
-    memmove(fk.q, fk.q + 1, (fk.qn - 1) * sizeof(fk.q[0]));
-    fk.qn--;
-    long bytes = (long)cb->u.c.nbytes;
-    long res = bytes;
-    fk.completed++;
-    if (fk.mode == EIO_ALL ||
-        (fk.mode == EIO_EVERY_3RD && fk.completed % 3 == 0))
-      res = -EIO;
-    else if (fk.mode == SHORT_ALL)
-      res = bytes / 2;
-    else if (fk.mode == ENOSPC_ALL)
-      res = -ENOSPC;
-    memset(&ev[n], 0, sizeof(ev[n]));
-    ev[n].obj = cb;
-    ev[n].res = (unsigned long)res; /* as the kernel does: -errno in a ulong */
-    n++;
-    if (fk.stop && fk.completed == fk.stop_at) {
-      atomic_store(fk.stop, 1);
-      fk.submitted_at_stop = fk.submitted;
-    }
-  }
-  return (int)n;
-}
-
 /* ---- fixtures ----------------------------------------------------------- */
 
 static int setup(void **state) {
-  memset(&fk, 0, sizeof(fk));
+  fake_aio_reset();
+  fake_aio.wait_advances_clock = 1; /* a wait for nothing takes its timeout */
   dp_engine_t *e = NULL;
   int rc = dp_engine_open(&e, 0, 4096, 32, 65536);
   if (rc != 0)
@@ -210,7 +70,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   dp_engine_close(*state);
-  EXPECT_EQ(fk.destroyed, 1, "io_destroy calls at close");
+  EXPECT_EQ(fake_aio.destroyed, 1, "io_destroy calls at close");
   return 0;
 }
 
@@ -230,8 +90,8 @@ static dp_job_t job(uint32_t qd, uint64_t ops) {
 static dp_job_t timed_job(dp_engine_t *e, uint32_t qd, uint64_t duration_ns) {
   dp_job_t j = job(qd, 0);
   j.duration_ns = duration_ns;
-  fk.now_ns = FAKE_T0;
-  dp_engine_set_clock(e, fake_now, NULL);
+  fake_aio_now = FAKE_T0;
+  dp_engine_set_clock(e, fake_aio_clock, NULL);
   return j;
 }
 
@@ -239,14 +99,14 @@ static dp_job_t timed_job(dp_engine_t *e, uint32_t qd, uint64_t duration_ns) {
 
 static void test_setup_failure_is_returned(void **state) {
   (void)state;
-  memset(&fk, 0, sizeof(fk));
-  fk.setup_rc = -EAGAIN; /* aio-max-nr exhausted */
+  fake_aio_reset();
+  fake_aio.setup_rc = -EAGAIN; /* aio-max-nr exhausted */
   dp_engine_t *e = (dp_engine_t *)0x1;
   EXPECT_EQ(dp_engine_open(&e, 0, 4096, 8, 8192), -EAGAIN,
             "dp_engine_open when io_setup fails");
   if (e != NULL)
     fail_msg("engine after a failed open: expected NULL, saw %p", (void *)e);
-  EXPECT_EQ(fk.destroyed, 0, "io_destroy calls (no context was set up)");
+  EXPECT_EQ(fake_aio.destroyed, 0, "io_destroy calls (no context was set up)");
 }
 
 static void test_bad_open_arguments(void **state) {
@@ -266,19 +126,20 @@ static void test_closed_loop_keeps_qd_in_flight(void **state) {
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
   EXPECT_EQ(r.ops, 2000, "ops counted (op budget)");
   EXPECT_EQ(r.bytes, 2000ull * 8192, "bytes counted");
-  EXPECT_EQ(fk.max_inflight, 16, "most I/Os in flight");
+  EXPECT_EQ(fake_aio.max_inflight, 16, "most I/Os in flight");
   /* warm-up (16) + counted (2000) + drained (up to 16) */
-  EXPECT_RANGE(fk.submitted, 2016, 2032, "I/Os submitted");
+  EXPECT_RANGE(fake_aio.submitted, 2016, 2032, "I/Os submitted");
   EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding after the probe");
   EXPECT_EQ(r.err_io + r.err_short + r.err_timeout, 0, "errors");
   EXPECT_EQ(r.hist->count, 2000, "latencies recorded");
   /* the live counter sees every completion, warm-up and drain included */
   dp_io_counter_t c = {0};
   j.counter = &c;
-  fk.completed = 0;
+  fake_aio.completed = 0;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run with a counter");
-  EXPECT_EQ(atomic_load(&c.ios), fk.completed, "live counter: I/Os");
-  EXPECT_EQ(atomic_load(&c.bytes), fk.completed * 8192, "live counter: bytes");
+  EXPECT_EQ(atomic_load(&c.ios), fake_aio.completed, "live counter: I/Os");
+  EXPECT_EQ(atomic_load(&c.bytes), fake_aio.completed * 8192,
+            "live counter: bytes");
   EXPECT_RANGE(atomic_load(&c.ios), 2001, 1 << 30,
                "live counter: I/Os (more than the counted ones)");
   if (!(r.lat_p99_s >= r.lat_p50_s && r.lat_max_s >= r.lat_p99_s))
@@ -315,10 +176,10 @@ static void test_duration_window(void **state) {
   for (size_t k = 0; k < sizeof(window_cases) / sizeof(window_cases[0]); k++) {
     const struct window_case *c = &window_cases[k];
     print_message("%s device\n", c->device);
-    fk.submitted = fk.completed = 0;
+    fake_aio.submitted = fake_aio.completed = 0;
     dp_job_t j = timed_job(e, 4, 100 * MS);
-    fk.tick_ns = c->tick_ns;
-    fk.events_max = c->events_max;
+    fake_aio.tick_ns = c->tick_ns;
+    fake_aio.events_max = c->events_max;
     dp_result_t r;
     EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
     EXPECT_EQ(r.ops, c->ops, "ops counted (drain included)");
@@ -326,9 +187,9 @@ static void test_duration_window(void **state) {
     EXPECT_NEAR(r.elapsed_s, c->elapsed_s, "elapsed_s");
     EXPECT_NEAR(r.wall_s, c->wall_s, "wall_s (start .. last drain)");
     EXPECT_NEAR(r.iops, c->iops, "iops (the device's true rate)");
-    EXPECT_EQ(fk.submitted, c->submitted, "I/Os submitted");
-    EXPECT_EQ(fk.completed, c->submitted, "I/Os completed");
-    EXPECT_EQ((fk.last_submit_ns - FAKE_T0) / MS, c->last_submit_ms,
+    EXPECT_EQ(fake_aio.submitted, c->submitted, "I/Os submitted");
+    EXPECT_EQ(fake_aio.completed, c->submitted, "I/Os completed");
+    EXPECT_EQ((fake_aio.last_submit_ns - FAKE_T0) / MS, c->last_submit_ms,
               "time of the last submit, ms (none once the budget is spent)");
     EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding after the drain");
     EXPECT_NEAR(r.lat_min_s, c->lat_s, "lat_min_s (warm-up not counted)");
@@ -348,25 +209,27 @@ static void test_stop_flag_ends_probe(void **state) {
   atomic_int stop = 0;
   dp_job_t j = timed_job(e, 4, 3600 * DP_NS_PER_S);
   j.stop = &stop;
-  fk.tick_ns = MS;
-  fk.events_max = 1;
-  fk.stop = &stop;
-  fk.stop_at = 20;
+  fake_aio.tick_ns = MS;
+  fake_aio.events_max = 1;
+  fake_aio.stop = &stop;
+  fake_aio.stop_at = 20;
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
-  EXPECT_EQ(fk.submitted_at_stop, 23, "I/Os submitted when the flag was set");
-  EXPECT_EQ(fk.submitted, fk.submitted_at_stop,
+  EXPECT_EQ(fake_aio.submitted_at_stop, 23,
+            "I/Os submitted when the flag was set");
+  EXPECT_EQ(fake_aio.submitted, fake_aio.submitted_at_stop,
             "I/Os submitted by the end (none after the stop)");
-  EXPECT_EQ(fk.completed, fk.submitted, "I/Os completed (all reaped)");
+  EXPECT_EQ(fake_aio.completed, fake_aio.submitted,
+            "I/Os completed (all reaped)");
   EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding after the stop");
   EXPECT_EQ(r.ops, 16, "ops counted (completions 5..20)");
   EXPECT_NEAR(r.elapsed_s, 0.016, "elapsed_s (window 4 ms .. 20 ms)");
   EXPECT_EQ(r.stalled, 0, "stalled");
 
   /* Already set when the probe starts: nothing is submitted at all. */
-  unsigned long before = fk.submitted;
+  unsigned long before = fake_aio.submitted;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run with the flag set");
-  EXPECT_EQ(fk.submitted - before, 0, "I/Os submitted with the flag set");
+  EXPECT_EQ(fake_aio.submitted - before, 0, "I/Os submitted with the flag set");
   EXPECT_EQ(r.ops, 0, "ops counted with the flag set");
   EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding with the flag set");
 }
@@ -381,9 +244,9 @@ static void test_broken_context_fenced(void **state) {
   for (size_t k = 0; k < sizeof(errs) / sizeof(errs[0]); k++) {
     int err = errs[k];
     print_message("io_getevents fails with %d\n", err);
-    fk.getevents_fail = err;
-    fk.fail_after = fk.completed + 10; /* 4 warm-up, 6 counted */
-    fk.events_max = 1;
+    fake_aio.getevents_fail = err;
+    fake_aio.fail_after = fake_aio.completed + 10; /* 4 warm-up, 6 counted */
+    fake_aio.events_max = 1;
     dp_job_t j = job(4, 1000);
     dp_result_t r;
     EXPECT_EQ(dp_engine_run(e, &j, &r), err,
@@ -393,20 +256,21 @@ static void test_broken_context_fenced(void **state) {
     EXPECT_EQ(r.err_timeout, 0, "err_timeout (nothing timed out)");
     EXPECT_EQ(r.ops, 6, "ops counted before the context broke");
     EXPECT_EQ(dp_engine_outstanding(e), 4, "outstanding");
-    EXPECT_EQ(fk.qn, 4, "I/Os the fake kernel still holds");
+    EXPECT_EQ(fake_aio.qn, 4, "I/Os the fake kernel still holds");
 
-    unsigned long before = fk.submitted;
+    unsigned long before = fake_aio.submitted;
     dp_result_t r2;
     EXPECT_EQ(dp_engine_run(e, &j, &r2), -EBUSY,
               "dp_engine_run with unreaped I/O");
-    EXPECT_EQ(fk.submitted - before, 0, "I/Os submitted by a refused run");
+    EXPECT_EQ(fake_aio.submitted - before, 0,
+              "I/Os submitted by a refused run");
     EXPECT_EQ(dp_engine_release_buffers(e), -EBUSY,
               "dp_engine_release_buffers with unreaped I/O");
     EXPECT_EQ(dp_engine_reap(e, 5 * MS), err,
               "dp_engine_reap while the context is broken");
     EXPECT_EQ(dp_engine_outstanding(e), 4, "outstanding after a failed reap");
 
-    fk.getevents_fail = 0; /* the context answers again */
+    fake_aio.getevents_fail = 0; /* the context answers again */
     EXPECT_EQ(dp_engine_reap(e, 1000 * MS), 0, "dp_engine_reap, recovered");
     EXPECT_EQ(dp_engine_run(e, &j, &r2), 0, "dp_engine_run, recovered");
     EXPECT_EQ(r2.ops, 1000, "ops counted, recovered");
@@ -420,24 +284,26 @@ static void test_offsets_aligned_and_in_region(void **state) {
   j.region_offset = 1 << 20;
   j.region_bytes = 1 << 20;
   dp_result_t r;
-  fk.mode = HANG; /* keep the first iocbs in the queue to look at them */
+  /* keep the first iocbs in the queue to look at them */
+  fake_aio.mode = FAKE_AIO_HANG;
   j.timeout_ns = 20000000;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
-  EXPECT_EQ(fk.qn, 4, "I/Os held by the hung fake");
-  for (unsigned i = 0; i < fk.qn; i++) {
-    long long off = fk.q[i]->u.c.offset;
+  EXPECT_EQ(fake_aio.qn, 4, "I/Os held by the hung fake");
+  for (unsigned i = 0; i < fake_aio.qn; i++) {
+    long long off = fake_aio.q[i].cb->u.c.offset;
     EXPECT_EQ(off % 8192, 0, "offset modulo the block size");
     EXPECT_RANGE(off, 1 << 20, (2 << 20) - 8192, "offset");
-    EXPECT_EQ((uintptr_t)fk.q[i]->u.c.buf % 4096, 0, "buffer modulo 4096");
-    EXPECT_EQ(fk.q[i]->aio_lio_opcode, IO_CMD_PREAD, "opcode");
+    EXPECT_EQ((uintptr_t)fake_aio.q[i].cb->u.c.buf % 4096, 0,
+              "buffer modulo 4096");
+    EXPECT_EQ(fake_aio.q[i].cb->aio_lio_opcode, IO_CMD_PREAD, "opcode");
   }
-  fk.mode = OK;
+  fake_aio.mode = FAKE_AIO_OK;
   EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap");
 }
 
 static void test_eio_completions_counted(void **state) {
   dp_engine_t *e = *state;
-  fk.mode = EIO_ALL;
+  fake_aio.mode = FAKE_AIO_EIO_ALL;
   dp_job_t j = job(4, 100);
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
@@ -453,7 +319,7 @@ static void test_eio_completions_counted(void **state) {
  * apart from I/O errors (the disk is fine), and the probe still stops. */
 static void test_enospc_counted_apart(void **state) {
   dp_engine_t *e = *state;
-  fk.mode = ENOSPC_ALL;
+  fake_aio.mode = FAKE_AIO_ENOSPC_ALL;
   dp_job_t j = job(4, 100);
   j.pattern = DP_PATTERN_RANDWRITE;
   dp_result_t r;
@@ -468,7 +334,7 @@ static void test_enospc_counted_apart(void **state) {
 
 static void test_some_eio_rest_counted(void **state) {
   dp_engine_t *e = *state;
-  fk.mode = EIO_EVERY_3RD;
+  fake_aio.mode = FAKE_AIO_EIO_EVERY_3RD;
   dp_job_t j = job(1, 10);
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
@@ -479,7 +345,7 @@ static void test_some_eio_rest_counted(void **state) {
 
 static void test_short_transfers_counted(void **state) {
   dp_engine_t *e = *state;
-  fk.mode = SHORT_ALL;
+  fake_aio.mode = FAKE_AIO_SHORT_ALL;
   dp_job_t j = job(2, 50);
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
@@ -491,7 +357,8 @@ static void test_short_transfers_counted(void **state) {
 
 static void test_short_writes_counted(void **state) {
   dp_engine_t *e = *state;
-  fk.mode = SHORT_ALL; /* a full disk or a dying one: fewer bytes written */
+  /* a full disk or a dying one: fewer bytes written */
+  fake_aio.mode = FAKE_AIO_SHORT_ALL;
   dp_job_t j = job(4, 50);
   j.pattern = DP_PATTERN_SEQWRITE;
   dp_result_t r;
@@ -504,17 +371,18 @@ static void test_short_writes_counted(void **state) {
 
 static void test_eagain_storm_retried(void **state) {
   dp_engine_t *e = *state;
-  fk.eagain_left = 50; /* nothing in flight: the engine waits and retries */
+  /* nothing in flight: the engine waits and retries */
+  fake_aio.eagain_left = 50;
   dp_job_t j = job(8, 300);
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
   EXPECT_EQ(r.ops, 300, "ops counted");
-  EXPECT_EQ(fk.eagain_left, 0, "-EAGAIN answers left");
+  EXPECT_EQ(fake_aio.eagain_left, 0, "-EAGAIN answers left");
 }
 
 static void test_eagain_forever_fails(void **state) {
   dp_engine_t *e = *state;
-  fk.eagain_left = 1 << 30;
+  fake_aio.eagain_left = 1 << 30;
   dp_job_t j = job(2, 10);
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), -EAGAIN, "dp_engine_run");
@@ -526,13 +394,13 @@ static void test_eagain_forever_fails(void **state) {
  * -EAGAIN: retried while it passes, the probe's errno when it does not. */
 static void test_enomem_retried_then_fails(void **state) {
   dp_engine_t *e = *state;
-  fk.nomem_left = 30; /* nothing in flight: waits and retries */
+  fake_aio.nomem_left = 30; /* nothing in flight: waits and retries */
   dp_job_t j = job(8, 300);
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run, brief -ENOMEM");
   EXPECT_EQ(r.ops, 300, "ops counted, brief -ENOMEM");
-  EXPECT_EQ(fk.nomem_left, 0, "-ENOMEM answers left");
-  fk.nomem_left = 1 << 30;
+  EXPECT_EQ(fake_aio.nomem_left, 0, "-ENOMEM answers left");
+  fake_aio.nomem_left = 1 << 30;
   EXPECT_EQ(dp_engine_run(e, &j, &r), -ENOMEM, "dp_engine_run, -ENOMEM");
   EXPECT_EQ(r.first_error, -ENOMEM, "first_error, -ENOMEM");
   EXPECT_EQ(r.ops, 0, "ops counted, -ENOMEM");
@@ -544,39 +412,41 @@ static void test_enomem_retried_then_fails(void **state) {
  * depth and the op budget is met exactly. */
 static void test_one_iocb_per_submit_and_eintr(void **state) {
   dp_engine_t *e = *state;
-  fk.eintr_left = 20;
-  fk.submit_eintr_every = 5;
+  fake_aio.eintr_left = 20;
+  fake_aio.submit_eintr_every = 5;
   dp_job_t j = job(32, 1000);
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
   EXPECT_EQ(r.ops, 1000, "ops counted");
-  EXPECT_EQ(fk.max_batch, 1, "most iocbs handed to one io_submit");
-  EXPECT_EQ(fk.eintr_left, 0, "io_getevents -EINTR answers left");
-  EXPECT_RANGE(fk.submit_refused, 100, 1 << 30, "io_submit -EINTR answers");
-  EXPECT_EQ(fk.max_inflight, 32, "most I/Os in flight");
+  EXPECT_EQ(fake_aio.max_batch, 1, "most iocbs handed to one io_submit");
+  EXPECT_EQ(fake_aio.eintr_left, 0, "io_getevents -EINTR answers left");
+  EXPECT_RANGE(fake_aio.submit_refused, 100, 1 << 30,
+               "io_submit -EINTR answers");
+  EXPECT_EQ(fake_aio.max_inflight, 32, "most I/Os in flight");
 }
 
 /* -EAGAIN and -ENOMEM from io_submit while I/O is in flight: the iocb waits
  * for the next completion and goes then; none is lost or doubled. */
 static void test_submit_refused_in_flight_retried(void **state) {
   dp_engine_t *e = *state;
-  fk.submit_eagain_every = 7;
-  fk.submit_nomem_every = 11;
-  fk.events_max = 1; /* I/O is always in flight when a refusal comes */
+  fake_aio.submit_eagain_every = 7;
+  fake_aio.submit_nomem_every = 11;
+  fake_aio.events_max = 1; /* I/O is always in flight when a refusal comes */
   dp_job_t j = job(8, 1000);
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
   EXPECT_EQ(r.ops, 1000, "ops counted");
-  EXPECT_RANGE(fk.submit_refused, 100, 1 << 30, "io_submit refusals");
-  EXPECT_EQ(fk.completed, fk.submitted, "I/Os completed vs submitted");
-  EXPECT_RANGE(fk.submitted, 1008, 1016, "I/Os submitted");
+  EXPECT_RANGE(fake_aio.submit_refused, 100, 1 << 30, "io_submit refusals");
+  EXPECT_EQ(fake_aio.completed, fake_aio.submitted,
+            "I/Os completed vs submitted");
+  EXPECT_RANGE(fake_aio.submitted, 1008, 1016, "I/Os submitted");
   EXPECT_EQ(dp_engine_outstanding(e), 0, "outstanding");
   EXPECT_EQ(r.first_error, 0, "first_error");
 }
 
 static void test_submit_error_ends_probe(void **state) {
   dp_engine_t *e = *state;
-  fk.submit_fail = -EBADF;
+  fake_aio.submit_fail = -EBADF;
   dp_job_t j = job(4, 10);
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), -EBADF, "dp_engine_run");
@@ -590,7 +460,7 @@ static void test_submit_error_ends_probe(void **state) {
  * the plugin runs with. */
 static void test_stall_reported_and_fenced(void **state) {
   dp_engine_t *e = *state;
-  fk.mode = HANG;
+  fake_aio.mode = FAKE_AIO_HANG;
   dp_job_t j = job(4, 100);
   j.timeout_ns = 30000000; /* 30 ms */
   dp_result_t r;
@@ -607,7 +477,7 @@ static void test_stall_reported_and_fenced(void **state) {
   EXPECT_EQ(dp_engine_run(e, &j, &r2), -EBUSY, "dp_engine_run while stalled");
   EXPECT_EQ(dp_engine_reap(e, 5000000), 4, "dp_engine_reap, still hung");
 
-  fk.mode = OK; /* the device answers again */
+  fake_aio.mode = FAKE_AIO_OK; /* the device answers again */
   EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap, recovered");
   j.timeout_ns = 5000000000ull;
   EXPECT_EQ(dp_engine_run(e, &j, &r2), 0, "dp_engine_run, recovered");
@@ -617,56 +487,59 @@ static void test_stall_reported_and_fenced(void **state) {
 
 static void test_write_pattern_fills_fresh_data(void **state) {
   dp_engine_t *e = *state;
-  fk.mode = HANG;
+  fake_aio.mode = FAKE_AIO_HANG;
   dp_job_t j = job(2, 10);
   j.pattern = DP_PATTERN_RANDWRITE;
   j.timeout_ns = 10000000;
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
-  EXPECT_EQ(fk.qn, 2, "I/Os held by the hung fake");
-  EXPECT_EQ(fk.q[0]->aio_lio_opcode, IO_CMD_PWRITE, "opcode");
+  EXPECT_EQ(fake_aio.qn, 2, "I/Os held by the hung fake");
+  EXPECT_EQ(fake_aio.q[0].cb->aio_lio_opcode, IO_CMD_PWRITE, "opcode");
   /* the two buffers hold different, non-zero data */
-  assert_memory_not_equal(fk.q[0]->u.c.buf, fk.q[1]->u.c.buf, 8192);
+  assert_memory_not_equal(fake_aio.q[0].cb->u.c.buf, fake_aio.q[1].cb->u.c.buf,
+                          8192);
   static const unsigned char zero[8192];
-  assert_memory_not_equal(fk.q[0]->u.c.buf, zero, 8192);
+  assert_memory_not_equal(fake_aio.q[0].cb->u.c.buf, zero, 8192);
   /* The next write from the same slot differs in every 512-byte sector. */
   unsigned char before[8192];
-  void *b0 = fk.q[0]->u.c.buf;
+  void *b0 = fake_aio.q[0].cb->u.c.buf;
   memcpy(before, b0, sizeof(before));
-  fk.mode = OK;
+  fake_aio.mode = FAKE_AIO_OK;
   EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap");
-  fk.mode = HANG;
+  fake_aio.mode = FAKE_AIO_HANG;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run, second");
   for (int sec = 0; sec < 16; sec++)
     if (memcmp(before + sec * 512, (unsigned char *)b0 + sec * 512, 512) == 0)
       fail_msg("sector %d of a rewritten block: expected new data, saw the "
                "old",
                sec);
-  fk.mode = OK;
+  fake_aio.mode = FAKE_AIO_OK;
   EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap, second");
 }
 
 static void test_syncwrite_sets_dsync(void **state) {
   dp_engine_t *e = *state;
-  fk.mode = HANG;
+  fake_aio.mode = FAKE_AIO_HANG;
   dp_job_t j = job(2, 10);
   j.pattern = DP_PATTERN_SYNCWRITE;
   j.timeout_ns = 10000000;
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
-  EXPECT_EQ(fk.qn, 2, "I/Os held by the hung fake");
+  EXPECT_EQ(fake_aio.qn, 2, "I/Os held by the hung fake");
   for (unsigned i = 0; i < 2; i++) {
-    EXPECT_EQ(fk.q[i]->aio_lio_opcode, IO_CMD_PWRITE, "syncwrite opcode");
-    EXPECT_EQ(fk.q[i]->aio_rw_flags, RWF_DSYNC, "syncwrite aio_rw_flags");
+    EXPECT_EQ(fake_aio.q[i].cb->aio_lio_opcode, IO_CMD_PWRITE,
+              "syncwrite opcode");
+    EXPECT_EQ(fake_aio.q[i].cb->aio_rw_flags, RWF_DSYNC,
+              "syncwrite aio_rw_flags");
   }
-  fk.mode = OK;
+  fake_aio.mode = FAKE_AIO_OK;
   EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap");
   /* and a plain randwrite does not ask for durability */
   j.pattern = DP_PATTERN_RANDWRITE;
-  fk.mode = HANG;
+  fake_aio.mode = FAKE_AIO_HANG;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run, randwrite");
-  EXPECT_EQ(fk.q[0]->aio_rw_flags, 0, "randwrite aio_rw_flags");
-  fk.mode = OK;
+  EXPECT_EQ(fake_aio.q[0].cb->aio_rw_flags, 0, "randwrite aio_rw_flags");
+  fake_aio.mode = FAKE_AIO_OK;
   EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap, randwrite");
 }
 
@@ -687,25 +560,26 @@ static int resident(const void *p, size_t len) {
 /* Each slot has its own buffer; buffers can be given back between probes. */
 static void test_read_buffers_apart_and_released(void **state) {
   dp_engine_t *e = *state;
-  fk.mode = HANG;
+  fake_aio.mode = FAKE_AIO_HANG;
   dp_job_t j = job(8, 10);
   j.timeout_ns = 10000000;
   dp_result_t r;
   EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
-  EXPECT_EQ(fk.qn, 8, "I/Os held by the hung fake");
+  EXPECT_EQ(fake_aio.qn, 8, "I/Os held by the hung fake");
   /* Reads in flight never share memory (checksumming filesystems verify
    * read data in the caller's buffer after the DMA). */
   for (unsigned i = 0; i < 8; i++)
     for (unsigned k = i + 1; k < 8; k++) {
-      char *a = fk.q[i]->u.c.buf, *b = fk.q[k]->u.c.buf;
-      if (!(a + fk.q[i]->u.c.nbytes <= b || b + fk.q[k]->u.c.nbytes <= a))
+      char *a = fake_aio.q[i].cb->u.c.buf, *b = fake_aio.q[k].cb->u.c.buf;
+      if (!(a + fake_aio.q[i].cb->u.c.nbytes <= b ||
+            b + fake_aio.q[k].cb->u.c.nbytes <= a))
         fail_msg("buffers of reads %u and %u: expected apart, saw %p and %p", i,
                  k, (void *)a, (void *)b);
     }
-  void *buf = fk.q[0]->u.c.buf;
+  void *buf = fake_aio.q[0].cb->u.c.buf;
   EXPECT_EQ(dp_engine_release_buffers(e), -EBUSY,
             "dp_engine_release_buffers with I/O in flight");
-  fk.mode = OK;
+  fake_aio.mode = FAKE_AIO_OK;
   EXPECT_EQ(dp_engine_reap(e, 1000000000ull), 0, "dp_engine_reap");
   memset(buf, 0xab, 8192); /* what a device's DMA would do */
   EXPECT_EQ(resident(buf, 8192), 2, "resident pages after a read");
@@ -726,7 +600,7 @@ static void test_invalid_jobs(void **state) {
   j = job(1, 10);
   j.region_bytes = 4096; /* smaller than one block */
   EXPECT_EQ(dp_engine_run(e, &j, &r), -EINVAL, "region smaller than a block");
-  EXPECT_EQ(fk.submitted, 0, "I/Os submitted by invalid jobs");
+  EXPECT_EQ(fake_aio.submitted, 0, "I/Os submitted by invalid jobs");
 }
 
 static void test_pattern_names(void **state) {

@@ -947,7 +947,8 @@ static void test_state_file(void **state) {
   dp_health_free(h);
 
   /* corrupt: truncated, then garbage; nothing changes, the cause is said */
-  snprintf(cmd, sizeof(cmd), "head -c 300 %s > %s.cut", path, path);
+  int m = snprintf(cmd, sizeof(cmd), "head -c 300 %s > %s.cut", path, path);
+  assert_true(m > 0 && (size_t)m < sizeof(cmd));
   assert_int_equal(system(cmd), 0);
   char cut[80];
   snprintf(cut, sizeof(cut), "%s.cut", path);

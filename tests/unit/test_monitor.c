@@ -29,71 +29,12 @@
 #include "blockdev.h"
 #include "clock.h"
 #include "diskstats.h"
+#include "fake_aio.h"
 #include "health.h"
 #include "metrics.h"
 #include "monitor.h"
 #include "peers.h"
 #include "scheduler.h"
-
-/* ---- a fake kernel: every I/O completes at the next io_getevents ---- */
-
-static struct {
-  pthread_mutex_t lock;
-  struct iocb *q[1024];
-  unsigned qn;
-  long delay_ns; /* a real wait before completions: a measurable latency */
-  int hold;      /* nothing completes: a stalled disk */
-} fk = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static uint64_t fake_now = 1000 * DP_NS_PER_S;
-
-static uint64_t fake_clock(void *arg) {
-  (void)arg;
-  return __atomic_load_n(&fake_now, __ATOMIC_SEQ_CST);
-}
-
-int __wrap_io_setup(int nr, io_context_t *ctx) {
-  (void)nr;
-  *ctx = (io_context_t)1;
-  return 0;
-}
-
-int __wrap_io_destroy(io_context_t ctx) {
-  (void)ctx;
-  return 0;
-}
-
-int __wrap_io_submit(io_context_t ctx, long n, struct iocb **cbs) {
-  (void)ctx;
-  pthread_mutex_lock(&fk.lock);
-  for (long i = 0; i < n; i++)
-    fk.q[fk.qn++] = cbs[i];
-  pthread_mutex_unlock(&fk.lock);
-  return (int)n;
-}
-
-int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
-                        struct io_event *ev, struct timespec *ts) {
-  (void)ctx, (void)min_nr;
-  if (__atomic_load_n(&fk.hold, __ATOMIC_SEQ_CST)) {
-    long ns =
-        ts && ts->tv_sec == 0 && ts->tv_nsec < 1000000 ? ts->tv_nsec : 1000000;
-    nanosleep(&(struct timespec){0, ns}, NULL);
-    return 0;
-  }
-  if (fk.delay_ns > 0)
-    nanosleep(&(struct timespec){0, fk.delay_ns}, NULL);
-  pthread_mutex_lock(&fk.lock);
-  long n = 0;
-  while (fk.qn > 0 && n < nr) {
-    memset(&ev[n], 0, sizeof(ev[n]));
-    ev[n].obj = fk.q[--fk.qn];
-    ev[n].res = ev[n].obj->u.c.nbytes;
-    n++;
-  }
-  pthread_mutex_unlock(&fk.lock);
-  return (int)n;
-}
 
 /* ---- a recording sink ---------------------------------------------------- */
 
@@ -354,8 +295,10 @@ static dp_monitor_t *live_monitor(const dp_target_conf_t *t, rec_t *r,
                           .targets = t,
                           .ntargets = 1,
                           .host = "h1",
-                          .read_interval_max_ns = 10 * DP_NS_PER_S,
-                          .now_ns = fake_clock,
+#include "diskstats.h"
+#include "fake_aio.h"
+#include "health.h"
+#include "metrics.h"
                           .diskstats_path = ds};
   dp_monitor_t *m;
   assert_int_equal(dp_monitor_new(&m, &mc, sink), 0);
@@ -377,7 +320,7 @@ static void test_live_round(void **state) {
   write_diskstats(ds, disk, 1);
   dp_monitor_read(m, 1 * DP_NS_PER_S); /* first sample of the view */
   dp_sched_step(s, 0, 0);              /* one round: 3 probes */
-  __atomic_add_fetch(&fake_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
+  __atomic_add_fetch(&fake_aio_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
   write_diskstats(ds, disk, 2);
   dp_monitor_read(m, 11 * DP_NS_PER_S);
 
@@ -433,9 +376,9 @@ static void test_busy_verdict_says_so(void **state) {
   dp_monitor_t *m = live_monitor(&t, &r, &sink, ds);
   dp_sched_t *s = dp_monitor_sched(m);
   const char *disk = dp_sched_worker_disk(s, 0);
-  fk.delay_ns = 200000; /* 200 us an I/O: far above the 10 us ceiling */
+  fake_aio_set_delay(200000); /* 200 us an I/O: far above the 10 us ceiling */
   if (strchr(disk, ':') != NULL) { /* no block device: no device view */
-    fk.delay_ns = 0;
+    fake_aio_set_delay(0);
     dp_monitor_free(m);
     skip();
   }
@@ -448,7 +391,7 @@ static void test_busy_verdict_says_so(void **state) {
     fclose(f);
     if (k > 1)
       dp_sched_step(s, 0, 0);
-    __atomic_add_fetch(&fake_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&fake_aio_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
     dp_monitor_read(m, (uint64_t)k * 10 * DP_NS_PER_S);
   }
   assert_true(r.nverdicts >= 3);
@@ -459,7 +402,7 @@ static void test_busy_verdict_says_so(void **state) {
       NULL)
     fail_msg("notice without the busy words: %s", msg);
   assert_non_null(strstr(msg, "load, not necessarily a fault"));
-  fk.delay_ns = 0;
+  fake_aio_set_delay(0);
   assert_int_equal(dp_monitor_stop(m), 0);
   dp_monitor_free(m);
 }
@@ -482,7 +425,7 @@ static void test_not_probing_is_failure(void **state) {
   dp_sched_t *s = dp_monitor_sched(m);
   for (int k = 0; k < 2; k++) {
     dp_sched_step(s, 0, 0); /* the open fails */
-    __atomic_add_fetch(&fake_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&fake_aio_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
     dp_monitor_read(m, (uint64_t)(11 + 10 * k) * DP_NS_PER_S);
     assert_int_equal(r.nverdicts, (size_t)k + 1);
     dp_health_verdict_t *v = &r.verdicts[k];
@@ -504,7 +447,7 @@ static void test_not_probing_is_failure(void **state) {
   for (int k = 0; k < 10 && r.verdicts[r.nverdicts - 1].level != DP_HEALTH_OK;
        k++) {
     dp_sched_step(s, 0, 0);
-    __atomic_add_fetch(&fake_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&fake_aio_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
     dp_monitor_read(m, (uint64_t)(41 + 10 * k) * DP_NS_PER_S);
   }
   assert_int_equal(r.verdicts[r.nverdicts - 1].rule[DP_RULE_PROBING],
@@ -526,7 +469,7 @@ static size_t notices_of(const rec_t *r, const char *type) {
 
 /* One round of target 0 at the next ProbeInterval (10 s), read. */
 static void live_step_read(dp_monitor_t *m, unsigned k) {
-  __atomic_add_fetch(&fake_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
+  __atomic_add_fetch(&fake_aio_now, 10 * DP_NS_PER_S, __ATOMIC_SEQ_CST);
   dp_sched_step(dp_monitor_sched(m), 0, 0);
   dp_monitor_read(m, (uint64_t)(10 * k + 1) * DP_NS_PER_S);
 }
@@ -543,11 +486,11 @@ static void test_stall_okay_waits_for_clean_round(void **state) {
   dp_monitor_t *m = live_monitor(&t, &r, &sink, NULL);
   dp_sched_t *s = dp_monitor_sched(m);
   for (unsigned k = 1; k <= 2; k++) { /* two stalled rounds, each drained */
-    __atomic_store_n(&fk.hold, 1, __ATOMIC_SEQ_CST);
+    fake_aio_set_mode(FAKE_AIO_HANG);
     live_step_read(m, k);
     assert_int_equal(r.verdicts[r.nverdicts - 1].rule[DP_RULE_STALL],
                      DP_HEALTH_FAILURE);
-    __atomic_store_n(&fk.hold, 0, __ATOMIC_SEQ_CST);
+    fake_aio_set_mode(FAKE_AIO_OK);
     dp_sched_step(s, 0, DP_NS_PER_S / 10); /* the stalled I/O drains */
     dp_sched_target_state_t st;
     dp_sched_target_state(s, 0, &st);
@@ -592,8 +535,10 @@ static dp_monitor_t *one_target(rec_t *r, dp_monitor_sink_t *sink,
                           .host = "h1",
                           .state_dir = dir,
                           .state_read_only = read_only,
-                          .read_interval_max_ns = 10 * DP_NS_PER_S,
-                          .now_ns = fake_clock};
+#include "diskstats.h"
+#include "fake_aio.h"
+#include "health.h"
+#include "metrics.h"
   dp_monitor_t *m;
   assert_int_equal(dp_monitor_new(&m, &mc, sink), 0);
   return m;

@@ -242,7 +242,8 @@ static void test_descriptors(void **state) {
       continue;
     n++;
     char l[256], lp[128];
-    snprintf(lp, sizeof(lp), "%s/%s", fdd, e->d_name);
+    int m = snprintf(lp, sizeof(lp), "%s/%s", fdd, e->d_name);
+    assert_true(m > 0 && (size_t)m < sizeof(lp));
     ssize_t k = readlink(lp, l, sizeof(l) - 1);
     l[k > 0 ? k : 0] = '\0';
     if (strcmp(l, "/dev/null") == 0 && atoi(e->d_name) > 2)

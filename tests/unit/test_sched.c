@@ -1,13 +1,14 @@
 /*
  * test_sched.c - the probe scheduler (src/scheduler.c) driven step by step
  * with a fake clock, over real probe files and a fake kernel AIO (libaio
- * replaced through -Wl,--wrap): grouping by disk, splay bounds, pacing
- * arithmetic, the results queue, a round that overran, no probe while a
- * disk is stalled and its recovery, a Timeout too short for the disk said
- * once instead of flapping, layouts splayed over the first interval, a
- * Device that appears after start, shutdown with a worker stuck in the
- * kernel, and workers that block the host's signals. The real path (the real
- * collectd on throttled loop devices) is tests/shell/collectd_*.sh.
+ * replaced through -Wl,--wrap: tests/unit/fake_aio.c): grouping by disk,
+ * splay bounds, pacing arithmetic, the results queue, a round that
+ * overran, no probe while a disk is stalled and its recovery, a Timeout
+ * too short for the disk said once instead of flapping, layouts splayed
+ * over the first interval, a Device that appears after start, shutdown with a
+ * worker stuck in the kernel, and workers that block the host's signals. The
+ * real path (the real collectd on throttled loop devices) is
+ * tests/shell/collectd_*.sh.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -32,52 +33,13 @@
 
 #include "clock.h"
 #include "events.h"
+#include "fake_aio.h"
 #include "helpers.h"
 #include "scheduler.h"
 
-/* ---- the fake kernel ---------------------------------------------------- */
+/* ---- the fake kernel (tests/unit/fake_aio.c) ---------------------------- */
 
-enum mode { OK, HANG, DSTATE, SLOW };
-static struct {
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  enum mode mode;
-  struct {
-    io_context_t ctx;
-    struct iocb *cb;
-  } q[4096];
-  unsigned qn;
-  unsigned long submitted, completed;
-  uintptr_t next_ctx;
-  uint64_t advance_ns;     /* added to the fake clock per completion */
-  int in_getevents;        /* a thread is blocked in DSTATE */
-  unsigned long destroyed; /* io_destroy calls */
-  char realloc_path[300];  /* re-allocated at the next submit, then "" */
-  unsigned short_left;     /* completions to cut short (0 bytes: EOF) */
-} fk = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
-
-static uint64_t fake_now = 1000 * DP_NS_PER_S;
-
-static uint64_t fake_clock(void *arg) {
-  (void)arg;
-  return __atomic_load_n(&fake_now, __ATOMIC_SEQ_CST);
-}
-
-int __wrap_io_setup(int nr, io_context_t *ctx) {
-  (void)nr;
-  pthread_mutex_lock(&fk.lock);
-  *ctx = (io_context_t)(++fk.next_ctx);
-  pthread_mutex_unlock(&fk.lock);
-  return 0;
-}
-
-int __wrap_io_destroy(io_context_t ctx) {
-  (void)ctx;
-  pthread_mutex_lock(&fk.lock);
-  fk.destroyed++;
-  pthread_mutex_unlock(&fk.lock);
-  return 0;
-}
+static char realloc_path[300]; /* re-allocated at the next submit, then "" */
 
 /* What an administrator's tool does to a live file: ftruncate(0), then
  * posix_fallocate over its size (unwritten extents, the header zeros). */
@@ -90,75 +52,13 @@ static void reallocate(const char *path) {
   close(fd);
 }
 
-int __wrap_io_submit(io_context_t ctx, long n, struct iocb **cbs) {
-  pthread_mutex_lock(&fk.lock);
-  if (fk.realloc_path[0]) { /* mid-round: between the probe's I/Os */
-    reallocate(fk.realloc_path);
-    fk.realloc_path[0] = '\0';
+/* fake_aio's on_submit (the lock held): mid-round, between the probe's
+ * I/Os. */
+static void reallocate_pending(void) {
+  if (realloc_path[0]) {
+    reallocate(realloc_path);
+    realloc_path[0] = '\0';
   }
-  for (long i = 0; i < n; i++) {
-    fk.q[fk.qn].ctx = ctx;
-    fk.q[fk.qn++].cb = cbs[i];
-  }
-  fk.submitted += (unsigned long)n;
-  pthread_mutex_unlock(&fk.lock);
-  return (int)n;
-}
-
-int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
-                        struct io_event *ev, struct timespec *ts) {
-  (void)min_nr;
-  pthread_mutex_lock(&fk.lock);
-  while (fk.mode == DSTATE) { /* stuck in the kernel: ignores the timeout */
-    fk.in_getevents = 1;
-    pthread_cond_broadcast(&fk.cond);
-    pthread_cond_wait(&fk.cond, &fk.lock);
-  }
-  if (fk.mode == SLOW) { /* every completion 30 ms after the call */
-    pthread_mutex_unlock(&fk.lock);
-    nanosleep(&(struct timespec){0, 30000000}, NULL);
-    pthread_mutex_lock(&fk.lock);
-  }
-  if (fk.mode == HANG) {
-    pthread_mutex_unlock(&fk.lock);
-    struct timespec t = {0, 2000000};
-    if (ts && ts->tv_sec == 0 && ts->tv_nsec < t.tv_nsec)
-      t = *ts;
-    nanosleep(&t, NULL);
-    return 0;
-  }
-  long n = 0;
-  for (unsigned i = 0; i < fk.qn && n < nr;) {
-    if (fk.q[i].ctx != ctx) {
-      i++;
-      continue;
-    }
-    memset(&ev[n], 0, sizeof(ev[n]));
-    ev[n].obj = fk.q[i].cb;
-    ev[n].res = fk.short_left > 0 ? 0 : fk.q[i].cb->u.c.nbytes;
-    fk.short_left -= fk.short_left > 0;
-    n++;
-    memmove(&fk.q[i], &fk.q[i + 1], (fk.qn - i - 1) * sizeof(fk.q[0]));
-    fk.qn--;
-    fk.completed++;
-    __atomic_add_fetch(&fake_now, fk.advance_ns, __ATOMIC_SEQ_CST);
-  }
-  pthread_mutex_unlock(&fk.lock);
-  return (int)n;
-}
-
-static void fk_mode(enum mode m) {
-  pthread_mutex_lock(&fk.lock);
-  fk.mode = m;
-  pthread_cond_broadcast(&fk.cond);
-  pthread_mutex_unlock(&fk.lock);
-}
-
-static unsigned long fk_submitted(void) {
-  pthread_mutex_lock(&fk.lock);
-  unsigned long n = fk.submitted;
-  pthread_mutex_unlock(&fk.lock);
-  return n;
 }
 
 /* ---- events seen ----------------------------------------------------------
@@ -179,7 +79,7 @@ static void on_event(const dp_sched_event_t *ev, void *arg) {
   evs.n[ev->kind]++;
   dp_event_log_line(ev, evs.line[ev->kind], sizeof(evs.line[0]));
   if (ev->kind == DP_SCHED_OPENED && ev->laid_out && ev->target < 4)
-    evs.laid_at[ev->target] = fake_now;
+    evs.laid_at[ev->target] = fake_aio_now;
   if (ev->kind == DP_SCHED_STALL_ENDED)
     evs.stall_ns = ev->stall_ns;
   if (ev->msg)
@@ -201,14 +101,11 @@ static char tmpdir[64];
 
 static int setup(void **state) {
   (void)state;
-  pthread_mutex_lock(&fk.lock);
-  fk.mode = OK;
-  fk.qn = 0;
-  fk.submitted = fk.completed = 0;
-  fk.advance_ns = 0;
-  fk.short_left = 0;
-  fk.realloc_path[0] = '\0';
-  pthread_mutex_unlock(&fk.lock);
+  fake_aio_reset();
+  pthread_mutex_lock(&fake_aio.lock);
+  realloc_path[0] = '\0';
+  fake_aio.on_submit = reallocate_pending;
+  pthread_mutex_unlock(&fake_aio.lock);
   memset(evs.n, 0, sizeof(evs.n));
   memset(evs.laid_at, 0, sizeof(evs.laid_at));
   evs.last_msg[0] = '\0';
@@ -252,7 +149,7 @@ static dp_sched_conf_t sconf(void) {
   dp_sched_conf_t c;
   dp_sched_conf_init(&c);
   c.splay = 0;
-  c.now_ns = fake_clock;
+  c.now_ns = fake_aio_clock;
   c.on_event = on_event;
   return c;
 }
@@ -343,9 +240,9 @@ static dp_sched_t *one_target(void) {
 static void test_round_queue_cadence(void **state) {
   (void)state;
   dp_sched_t *s = one_target();
-  uint64_t t0 = fake_now;
+  uint64_t t0 = fake_aio_now;
   assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(10));
-  assert_int_equal(fk_submitted(), 4 + 1); /* 1 warm-up at QD1 */
+  assert_int_equal(fake_aio_submitted(), 4 + 1); /* 1 warm-up at QD1 */
   assert_int_equal(seen(DP_SCHED_OPENED), 1);
   dp_sched_sample_t out[8];
   assert_int_equal(dp_sched_take(s, out, 8), 1);
@@ -358,13 +255,13 @@ static void test_round_queue_cadence(void **state) {
   assert_int_equal(dp_sched_take(s, out, 8), 0);
 
   /* not due: nothing runs */
-  fake_now = t0 + S(5);
+  fake_aio_now = t0 + S(5);
   assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(10));
-  assert_int_equal(fk_submitted(), 5);
+  assert_int_equal(fake_aio_submitted(), 5);
 
   /* six rounds without a consumer: the queue keeps the newest four */
   for (int i = 0; i < 6; i++) {
-    fake_now = t0 + S(10) * (uint64_t)(i + 1);
+    fake_aio_now = t0 + S(10) * (uint64_t)(i + 1);
     assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(10) * (uint64_t)(i + 2));
   }
   assert_int_equal(dp_sched_take(s, out, 8), DP_SCHED_QUEUE_DEFAULT);
@@ -380,19 +277,18 @@ static void test_round_queue_cadence(void **state) {
 static void test_round_discarded_when_file_changes(void **state) {
   (void)state;
   dp_sched_t *s = one_target();
-  uint64_t t0 = fake_now;
+  uint64_t t0 = fake_aio_now;
   dp_sched_sample_t out[8];
   dp_sched_step(s, 0, 0);
   assert_int_equal(dp_sched_take(s, out, 8), 1);
   assert_int_equal(out[0].r.ops, 4);
   assert_int_equal(seen(DP_SCHED_OPENED), 1);
 
-  pthread_mutex_lock(&fk.lock);
-  snprintf(fk.realloc_path, sizeof(fk.realloc_path), "%s/a/diskprobe.probe",
-           tmpdir);
-  fk.short_left = 2; /* reads that met the truncation: at EOF */
-  pthread_mutex_unlock(&fk.lock);
-  fake_now = t0 + S(10);
+  pthread_mutex_lock(&fake_aio.lock);
+  snprintf(realloc_path, sizeof(realloc_path), "%s/a/diskprobe.probe", tmpdir);
+  fake_aio.short_left = 2; /* reads that met the truncation: at EOF */
+  pthread_mutex_unlock(&fake_aio.lock);
+  fake_aio_now = t0 + S(10);
   dp_sched_step(s, 0, 0);
   assert_int_equal(seen(DP_SCHED_DISCARDED), 1);
   assert_non_null(strstr(evs.line[DP_SCHED_DISCARDED], "target \"a\""));
@@ -408,7 +304,7 @@ static void test_round_discarded_when_file_changes(void **state) {
   assert_int_equal(out[0].err_short_total, 2);
   assert_int_equal(seen(DP_SCHED_OPENED), 1);
 
-  fake_now = t0 + S(20);
+  fake_aio_now = t0 + S(20);
   dp_sched_step(s, 0, 0);
   assert_int_equal(seen(DP_SCHED_OPENED), 2);
   assert_non_null(strstr(evs.line[DP_SCHED_OPENED], "laid out probe file"));
@@ -425,17 +321,17 @@ static void test_overrun_starts_next_at_once(void **state) {
   dp_sched_conf_t c = sconf();
   dp_sched_t *s;
   assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
-  uint64_t t0 = fake_now;
+  uint64_t t0 = fake_aio_now;
   /* each completion takes 6 s of the fake clock: 5 I/Os = 30 s, three
    * intervals */
-  fk.advance_ns = S(6);
+  fake_aio.advance_ns = S(6);
   uint64_t due = dp_sched_step(s, 0, 0);
-  assert_int_equal(fake_now, t0 + S(30));
+  assert_int_equal(fake_aio_now, t0 + S(30));
   assert_int_equal(due, t0 + S(30)); /* at once, not t0 + 10 s */
-  fk.advance_ns = 0;
+  fake_aio.advance_ns = 0;
   /* one catch-up round, then the cadence resumes: no burst of three */
   assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(40));
-  assert_int_equal(fk_submitted(), 10);
+  assert_int_equal(fake_aio_submitted(), 10);
   dp_sched_free(s);
 }
 
@@ -447,7 +343,7 @@ static void test_no_probe_while_stalled(void **state) {
   dp_sched_conf_t c = sconf();
   dp_sched_t *s;
   assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
-  fk_mode(HANG);
+  fake_aio_set_mode(FAKE_AIO_HANG);
   dp_sched_step(s, 0, 0);
   assert_int_equal(seen(DP_SCHED_STALL_BEGAN), 1);
   dp_sched_target_state_t st;
@@ -457,29 +353,29 @@ static void test_no_probe_while_stalled(void **state) {
   assert_int_equal(dp_sched_take(s, out, 4), 1);
   assert_true(out[0].r.stalled);
   assert_int_equal(out[0].interval_ns, S(10)); /* ProbeInterval, as set */
-  unsigned long sub = fk_submitted();
+  unsigned long sub = fake_aio_submitted();
   assert_true(sub >= 1);
 
   /* long past due: the worker only waits for the outstanding I/O */
   for (int i = 0; i < 3; i++) {
-    fake_now += S(60);
+    fake_aio_now += S(60);
     dp_sched_step(s, 0, 1000000);
   }
-  assert_int_equal(fk_submitted(), sub);
+  assert_int_equal(fake_aio_submitted(), sub);
   dp_sched_target_state(s, 0, &st);
   assert_true(st.stalled);
   assert_int_equal(seen(DP_SCHED_STALL_ENDED), 0);
 
   /* the disk answers again: the stall ends, probing resumes */
-  fake_now += S(2);
-  fk_mode(OK);
+  fake_aio_now += S(2);
+  fake_aio_set_mode(FAKE_AIO_OK);
   dp_sched_step(s, 0, 1000000);
   assert_int_equal(seen(DP_SCHED_STALL_ENDED), 1);
   assert_true(evs.stall_ns >= S(182));
   dp_sched_target_state(s, 0, &st);
   assert_false(st.stalled);
   dp_sched_step(s, 0, 0);
-  assert_int_equal(fk_submitted(), sub + 5);
+  assert_int_equal(fake_aio_submitted(), sub + 5);
   dp_sched_free(s);
 }
 
@@ -493,15 +389,16 @@ static void test_free_reaps_outstanding(void **state) {
   dp_sched_conf_t c = sconf();
   dp_sched_t *s;
   assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
-  fk_mode(HANG);
+  fake_aio_set_mode(FAKE_AIO_HANG);
   dp_sched_step(s, 0, 0);
   dp_sched_target_state_t st;
   dp_sched_target_state(s, 0, &st);
   assert_true(st.stalled);
-  fk_mode(OK); /* the I/O is still queued in the fake kernel */
-  unsigned long d0 = fk.destroyed;
+  /* the I/O is still queued in the fake kernel */
+  fake_aio_set_mode(FAKE_AIO_OK);
+  unsigned long d0 = fake_aio.destroyed;
   dp_sched_free(s);
-  assert_int_equal(fk.destroyed, d0 + 1);
+  assert_int_equal(fake_aio.destroyed, d0 + 1);
 }
 
 /* Timeout too short for the disk (a hardening finding: Timeout 0.01 s at QD256
@@ -522,14 +419,15 @@ static void test_past_timeout_at_qd1_is_a_stall(void **state) {
   dp_sched_sample_t out[4];
   assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
   for (int round = 1; round <= 3; round++) {
-    fake_now += S(10);
-    fk_mode(HANG); /* the I/O outlives the 50 ms Timeout ... */
+    fake_aio_now += S(10);
+    /* the I/O outlives the 50 ms Timeout ... */
+    fake_aio_set_mode(FAKE_AIO_HANG);
     dp_sched_step(s, 0, 0);
     assert_int_equal(seen(DP_SCHED_STALL_BEGAN), round);
     assert_non_null(strstr(evs.line[DP_SCHED_STALL_BEGAN], "more than 50 ms"));
     dp_sched_target_state(s, 0, &st);
     assert_true(st.stalled);
-    fk_mode(OK); /* ... and completes by the first poll */
+    fake_aio_set_mode(FAKE_AIO_OK); /* ... and completes by the first poll */
     dp_sched_step(s, 0, 1000000);
     assert_int_equal(seen(DP_SCHED_STALL_ENDED), round);
     assert_int_equal(dp_sched_take(s, out, 4), 1);
@@ -551,8 +449,8 @@ static void test_confirmation_round(void **state) {
   dp_sched_t *s;
   dp_sched_sample_t out[4];
   assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
-  fk_mode(OK);
-  uint64_t t0 = fake_now;
+  fake_aio_set_mode(FAKE_AIO_OK);
+  uint64_t t0 = fake_aio_now;
   uint64_t due = dp_sched_step(s, 0, 0); /* round 1 */
   assert_int_equal(due, t0 + S(10));
   assert_int_equal(dp_sched_take(s, out, 4), 1);
@@ -560,7 +458,7 @@ static void test_confirmation_round(void **state) {
   assert_int_equal(dp_sched_confirm(s, 0, S(1)), 0);
   assert_int_equal(dp_sched_confirm(s, 5, S(1)), -EINVAL);
   assert_int_equal(dp_sched_step(s, 0, 0), t0 + S(1)); /* not yet */
-  fake_now = t0 + S(1);
+  fake_aio_now = t0 + S(1);
   due = dp_sched_step(s, 0, 0);
   assert_int_equal(due, t0 + S(10)); /* the cadence stays */
   assert_int_equal(dp_sched_take(s, out, 4), 1);
@@ -571,7 +469,7 @@ static void test_confirmation_round(void **state) {
   assert_true(out[0].r.ops > 0);
   /* past the next round: not run */
   assert_int_equal(dp_sched_confirm(s, 0, S(20)), 0);
-  fake_now = t0 + S(10);
+  fake_aio_now = t0 + S(10);
   dp_sched_step(s, 0, 0); /* round 2 */
   assert_int_equal(dp_sched_take(s, out, 4), 1);
   assert_int_equal(out[0].confirm, 0);
@@ -592,7 +490,7 @@ static void test_layouts_splayed(void **state) {
   dp_sched_conf_t c = sconf();
   c.splay = 1;
   c.seed = 42;
-  uint64_t t0 = fake_now, rng = 42, want[3];
+  uint64_t t0 = fake_aio_now, rng = 42, want[3];
   for (int i = 0; i < 3; i++)
     want[i] = dp_sched_splay_ns(t0, S(60), &rng);
   dp_sched_t *s;
@@ -601,7 +499,7 @@ static void test_layouts_splayed(void **state) {
   uint64_t due = dp_sched_step(s, 0, 0);
   assert_int_equal(seen(DP_SCHED_OPENED), 0); /* nothing at start-up */
   while (seen(DP_SCHED_OPENED) < 3 && due < t0 + S(60)) {
-    fake_now = due;
+    fake_aio_now = due;
     due = dp_sched_step(s, 0, 0);
   }
   assert_int_equal(seen(DP_SCHED_OPENED), 3);
@@ -639,9 +537,9 @@ static dp_sched_t *slow_round(dp_target_conf_t *t) {
   dp_sched_conf_t c = sconf();
   dp_sched_t *s;
   assert_int_equal(dp_sched_new(&s, &c, t, 1), 0);
-  fk_mode(SLOW);
+  fake_aio_set_delay(30000000); /* every completion 30 ms after the call */
   dp_sched_step(s, 0, 0);
-  fk_mode(OK);
+  fake_aio_set_delay(0);
   return s;
 }
 
@@ -658,16 +556,16 @@ static void test_deep_probe_skipped_on_slow_disk(void **state) {
              "probe \"deep\" skipped: a single read of probe \"r\" took") ==
       NULL)
     fail_msg("skip line: %s", evs.line[DP_SCHED_PROBE_SKIPPED]);
-  assert_int_equal(fk_submitted(), 5); /* the QD1 probe's only */
+  assert_int_equal(fake_aio_submitted(), 5); /* the QD1 probe's only */
   dp_sched_sample_t out[4];
   assert_int_equal(dp_sched_take(s, out, 4), 2);
   assert_int_equal(out[1].r.ops, 0);
   assert_true(out[1].last_in_round);
   /* a fast disk runs both */
-  fake_now += S(10);
+  fake_aio_now += S(10);
   dp_sched_step(s, 0, 0);
   assert_int_equal(seen(DP_SCHED_PROBE_SKIPPED), 1);
-  assert_true(fk_submitted() > 10);
+  assert_true(fake_aio_submitted() > 10);
   dp_sched_free(s);
 }
 
@@ -736,7 +634,7 @@ static void test_device_appears_after_start(void **state) {
 
   snprintf(link, sizeof(link), "%s/dev", tmpdir);
   assert_int_equal(symlink(dev, link), 0);
-  fake_now += S(10);
+  fake_aio_now += S(10);
   dp_sched_step(s, 0, 0);
   assert_int_equal(seen(DP_SCHED_REGROUPED), 1);
   assert_int_equal(dp_sched_nworkers(s), 2);
@@ -842,18 +740,19 @@ static void test_stop_leaves_hung_worker(void **state) {
   c.now_ns = NULL;
   c.join_grace_ns = S(1) / 10;
   assert_int_equal(dp_sched_new(&hung_sched, &c, &t, 1), 0);
-  fk_mode(DSTATE);
+  fake_aio_set_mode(FAKE_AIO_DSTATE);
   assert_int_equal(dp_sched_start(hung_sched), 0);
-  pthread_mutex_lock(&fk.lock); /* until the worker is stuck in the kernel */
-  while (!fk.in_getevents)
-    pthread_cond_wait(&fk.cond, &fk.lock);
-  pthread_mutex_unlock(&fk.lock);
+  /* until the worker is stuck in the kernel */
+  pthread_mutex_lock(&fake_aio.lock);
+  while (!fake_aio.in_getevents)
+    pthread_cond_wait(&fake_aio.cond, &fake_aio.lock);
+  pthread_mutex_unlock(&fake_aio.lock);
   assert_int_equal(dp_sched_stop(hung_sched), 1);
   assert_int_equal(seen(DP_SCHED_WORKER_STUCK), 1);
   dp_sched_free(hung_sched); /* frees nothing: the worker still runs */
   /* the kernel lets go: the worker finishes on its own */
-  fk_mode(OK);
-  for (int i = 0; i < 200 && fk_submitted() > fk.completed; i++)
+  fake_aio_set_mode(FAKE_AIO_OK);
+  for (int i = 0; i < 200 && fake_aio_submitted() > fake_aio.completed; i++)
     nanosleep(&(struct timespec){0, 10000000}, NULL);
 }
 

@@ -38,6 +38,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "safepath.h"
 #include "target.h"
 
 #define MiB (1024u * 1024u)
@@ -770,7 +771,8 @@ static void test_names_special_files(void **state) {
   struct sockaddr_un a;
   memset(&a, 0, sizeof(a));
   a.sun_family = AF_UNIX;
-  snprintf(a.sun_path, sizeof(a.sun_path), "%s", p);
+  int m = snprintf(a.sun_path, sizeof(a.sun_path), "%s", p);
+  assert_true(m > 0 && (size_t)m < sizeof(a.sun_path)); /* a socket's path */
   assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
   assert_int_equal(dp_target_open_file(p, 2 * MiB, 1, &t), -EINVAL);
   assert_non_null(strstr(t.err, "is a socket, not a regular file"));
@@ -1237,6 +1239,21 @@ static void test_layout_resumes(void **state) {
   assert_int_equal(dp_target_open_file(f->dir, size, 1, &t), -EPERM);
 }
 
+/* dp_path_join: the join, the root without a doubled slash, and a path one
+ * byte too long refused rather than cut. */
+static void test_path_join(void **state) {
+  (void)state;
+  char out[8];
+  assert_int_equal(dp_path_join(out, sizeof(out), "/a", "bc"), 0);
+  assert_string_equal(out, "/a/bc");
+  assert_int_equal(dp_path_join(out, sizeof(out), "/", "abc"), 0);
+  assert_string_equal(out, "/abc");
+  assert_int_equal(dp_path_join(out, sizeof(out), "/ab", "def"), 0);
+  assert_string_equal(out, "/ab/def"); /* 7 bytes and the NUL: fits */
+  assert_int_equal(dp_path_join(out, sizeof(out), "/ab", "defg"),
+                   -ENAMETOOLONG);
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
   const struct CMUnitTest tests[] = {
@@ -1269,6 +1286,7 @@ int main(void) {
       T(test_names_special_files),
       T(test_empty_and_long_names),
       T(test_refuses_ram_filesystems),
+      cmocka_unit_test(test_path_join),
   };
   return cmocka_run_group_tests_name("target", tests, NULL, NULL);
 }
