@@ -295,10 +295,8 @@ static dp_monitor_t *live_monitor(const dp_target_conf_t *t, rec_t *r,
                           .targets = t,
                           .ntargets = 1,
                           .host = "h1",
-#include "diskstats.h"
-#include "fake_aio.h"
-#include "health.h"
-#include "metrics.h"
+                          .read_interval_max_ns = 10 * DP_NS_PER_S,
+                          .now_ns = fake_aio_clock,
                           .diskstats_path = ds};
   dp_monitor_t *m;
   assert_int_equal(dp_monitor_new(&m, &mc, sink), 0);
@@ -535,10 +533,8 @@ static dp_monitor_t *one_target(rec_t *r, dp_monitor_sink_t *sink,
                           .host = "h1",
                           .state_dir = dir,
                           .state_read_only = read_only,
-#include "diskstats.h"
-#include "fake_aio.h"
-#include "health.h"
-#include "metrics.h"
+                          .read_interval_max_ns = 10 * DP_NS_PER_S,
+                          .now_ns = fake_aio_clock};
   dp_monitor_t *m;
   assert_int_equal(dp_monitor_new(&m, &mc, sink), 0);
   return m;
