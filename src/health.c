@@ -226,6 +226,22 @@ dp_media_t dp_health_media(const dp_health_t *h, size_t i, const char **model) {
   return h->t[i].media;
 }
 
+dp_health_level_t dp_health_level(const dp_health_t *h, size_t i,
+                                  dp_health_rule_t *why) {
+  if (why)
+    *why = h->t[i].held_why;
+  return h->t[i].level;
+}
+
+void dp_health_set_stall_open(dp_health_t *h, size_t i, const char *probe) {
+  snprintf(h->t[i].stall_open, sizeof(h->t[i].stall_open), "%s",
+           probe ? probe : "");
+}
+
+const char *dp_health_stall_open(const dp_health_t *h, size_t i) {
+  return h->t[i].stall_open;
+}
+
 /* ---- baselines ----------------------------------------------------------
  */
 

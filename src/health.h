@@ -420,6 +420,24 @@ int dp_health_from_conf(dp_health_t **out, const dp_plugin_conf_t *pc,
 dp_media_t dp_health_media(const dp_health_t *h, size_t i, const char **model);
 
 /*
+ * Across restarts (the state file): target i's level as last judged --
+ * after a load, the level its last notice said -- and the rule that holds
+ * it (*why, if not NULL; for OK, the rule its OKAY named). A target
+ * restored at WARNING or FAILURE is held there: its first rounds send the
+ * OKAY through the recovery (unarmed: at its first round), or nothing
+ * while the fault lasts, so each notice is sent once whatever restarts
+ * fall between a WARNING and its OKAY.
+ */
+dp_health_level_t dp_health_level(const dp_health_t *h, size_t i,
+                                  dp_health_rule_t *why);
+
+/* A stall's FAILURE notice out and its OKAY not yet (the monitor's
+ * pairing, stall.h), kept in the state file: the stalled probe's name, or
+ * NULL / "" when none; dp_health_stall_open: as set or restored ("": none). */
+void dp_health_set_stall_open(dp_health_t *h, size_t i, const char *probe);
+const char *dp_health_stall_open(const dp_health_t *h, size_t i);
+
+/*
  * Feeds target i's round: obs[0..nprobes) in the order given to
  * set_target. Updates the target's state and fills *v. Peers are judged
  * against the other targets' latest rounds.

@@ -83,6 +83,14 @@ typedef struct {
   int probing_fail; /* dp_health_not_probing until the next round */
   char probing_why[256];
   dp_health_level_t level;
+  /* a stall's FAILURE notified and its OKAY not yet (the monitor's,
+   * dp_health_set_stall_open: kept in the state file); "" none */
+  char stall_open[NAME_MAX_];
+  /* read from the state file, applied once the whole file parsed */
+  int restore_set;
+  dp_health_level_t restore_level;
+  dp_health_rule_t restore_why;
+  char restore_stall[NAME_MAX_];
   double last_p50; /* first probe's p50 of the latest round, for peers */
   /* each probe's p50 and IOPS against its baseline in the latest round
    * that measured it: an OKAY on a confirmation (the first probe alone)

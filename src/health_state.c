@@ -10,6 +10,12 @@
  *   mean v1 ... vN
  *   iops v1 ... vN
  *   shape TARGET PROBE KEY v1 ... vM   (optional: the tail rule's p99/p50)
+ *   level TARGET LEVEL RULE  (optional: a target not OK -- warning or
+ *                            failure -- and the rule that holds it: the
+ *                            level last notified, so that a restart sends
+ *                            its OKAY, or nothing while it lasts)
+ *   stalled TARGET PROBE     (optional: a stall's FAILURE notified, its
+ *                            OKAY not yet)
  *   ...
  *   end
  *
@@ -66,6 +72,11 @@ static void save_probes(const dp_health_t *h, FILE *f) {
         fprintf(f, " %.6g", (double)r->v[(r->head + j) % h->c.horizon_rounds]);
       fprintf(f, "\n");
     }
+    if (t->level != DP_HEALTH_OK)
+      fprintf(f, "level %s %s %s\n", t->name, dp_health_level_name(t->level),
+              dp_health_rule_name(t->held_why));
+    if (t->stall_open[0])
+      fprintf(f, "stalled %s %s\n", t->name, t->stall_open);
   }
 }
 
@@ -315,6 +326,44 @@ static int load_interval(loader_t *L) {
   return 0;
 }
 
+/* A "level TARGET LEVEL RULE" line: the level last notified, restored
+ * for a target that exists now once the whole file parsed. */
+static int load_level(loader_t *L) {
+  char tname[NAME_MAX_], lname[16], rname[32], extra;
+  if (sscanf(L->line, "level %63s %15s %31s %c", tname, lname, rname, &extra) !=
+      3)
+    return load_bad(L, "line %u: expected \"level TARGET LEVEL RULE\"",
+                    L->lineno);
+  int lv = -1, rule = -1;
+  for (int l = DP_HEALTH_WARNING; l <= DP_HEALTH_FAILURE; l++)
+    if (strcmp(lname, dp_health_level_name((dp_health_level_t)l)) == 0)
+      lv = l;
+  for (int k = 0; k < DP_RULE_COUNT; k++)
+    if (strcmp(rname, dp_health_rule_name((dp_health_rule_t)k)) == 0)
+      rule = k;
+  if (lv < 0 || rule < 0)
+    return load_bad(L, "line %u: no level \"%s\" or rule \"%s\"", L->lineno,
+                    lname, rname);
+  target_t *t = find_target(L->h, tname);
+  if (t != NULL) {
+    t->restore_set = 1;
+    t->restore_level = (dp_health_level_t)lv;
+    t->restore_why = (dp_health_rule_t)rule;
+  }
+  return 0;
+}
+
+/* A "stalled TARGET PROBE" line: restored likewise. */
+static int load_stalled(loader_t *L) {
+  char tname[NAME_MAX_], pname[NAME_MAX_], extra;
+  if (sscanf(L->line, "stalled %63s %63s %c", tname, pname, &extra) != 2)
+    return load_bad(L, "line %u: expected \"stalled TARGET PROBE\"", L->lineno);
+  target_t *t = find_target(L->h, tname);
+  if (t != NULL)
+    snprintf(t->restore_stall, sizeof(t->restore_stall), "%s", pname);
+  return 0;
+}
+
 /* The probes up to the "end" line. */
 static int load_body(loader_t *L) {
   while (fgets(L->line, (int)L->cap, L->f) != NULL) {
@@ -323,9 +372,11 @@ static int load_body(loader_t *L) {
       return load_bad(L, "line %u: too long", L->lineno);
     if (strcmp(L->line, "end\n") == 0)
       return 0;
-    int rc = strncmp(L->line, "interval ", 9) == 0 ? load_interval(L)
-             : strncmp(L->line, "shape ", 6) == 0  ? load_shape(L)
-                                                   : load_probe(L);
+    int rc = strncmp(L->line, "interval ", 9) == 0  ? load_interval(L)
+             : strncmp(L->line, "shape ", 6) == 0   ? load_shape(L)
+             : strncmp(L->line, "level ", 6) == 0   ? load_level(L)
+             : strncmp(L->line, "stalled ", 8) == 0 ? load_stalled(L)
+                                                    : load_probe(L);
     if (rc != 0)
       return rc;
   }
@@ -353,6 +404,19 @@ static void load_apply(loader_t *L) {
     for (unsigned q = skip; q < pe->n; q++)
       dp_health_ring_add(r, cap_r, pe->v[0][q]);
   }
+  /* the level last notified: the target is held there, so its first
+   * rounds send the OKAY through the recovery (or, unarmed, at once) --
+   * or nothing while the fault lasts */
+  for (size_t i = 0; i < L->h->n; i++) {
+    target_t *t = &L->h->t[i];
+    if (t->restore_set) {
+      t->level = t->restore_level;
+      t->held_why = t->restore_why;
+      t->held_detail = dp_health_rule_name(t->restore_why);
+      t->clear_run = 0;
+    }
+    snprintf(t->stall_open, sizeof(t->stall_open), "%s", t->restore_stall);
+  }
 }
 
 int dp_health_state_parse(dp_health_t *h, const char *text, size_t len,
@@ -369,9 +433,13 @@ int dp_health_state_parse(dp_health_t *h, const char *text, size_t len,
     rc = load_body(&L);
   if (rc == 0)
     load_apply(&L);
-  else /* a corrupt file says nothing: not even its intervals */
-    for (size_t i = 0; i < h->n; i++)
-      h->t[i].saved_interval_ns = 0;
+  for (size_t i = 0; i < h->n; i++) {
+    target_t *t = &h->t[i];
+    if (rc != 0) /* a corrupt file says nothing: not even its intervals */
+      t->saved_interval_ns = 0;
+    t->restore_set = 0;
+    t->restore_stall[0] = '\0';
+  }
   load_free(&L);
   if (L.f != NULL)
     fclose(L.f);

@@ -188,8 +188,12 @@ void dp_monitor_read(dp_monitor_t *m, uint64_t wall_ns) {
   if (!due)
     return;
   dp_mon_state_poll(m);
-  if (dp_mon_now(m) - m->saved_ns > DP_MONITOR_SAVE_NS)
-    dp_mon_state_save(m, 0);
+  /* every DP_MONITOR_SAVE_NS, and soon after a notice: what it said is
+   * kept across a restart (monitor_emit.h's save_due) */
+  if (atomic_load(&m->save_due) ||
+      dp_mon_now(m) - m->saved_ns > DP_MONITOR_SAVE_NS)
+    if (dp_mon_state_save(m, 0, atomic_load(&m->save_due)) == 0)
+      atomic_store(&m->save_due, 0);
   read_targets(m, wall_ns);
 }
 
@@ -438,7 +442,7 @@ int dp_monitor_stop(dp_monitor_t *m) {
               m->leaked ? ", leaving a worker stuck on a hung disk" : "");
   }
   if (m->health != NULL && !m->leaked)
-    dp_mon_state_save(m, 1);
+    dp_mon_state_save(m, 1, 0);
   dp_mon_state_close(m);
   return m->leaked;
 }

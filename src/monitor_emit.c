@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* A log line; ev: the scheduler event it is about, or NULL. */
 void dp_mon_log(const dp_monitor_t *m, int level, dp_monitor_log_kind_t kind,
@@ -62,6 +63,10 @@ void dp_mon_notice(const dp_monitor_t *m, dp_monitor_severity_t sev,
                    const char *instance, const char *type,
                    const char *type_instance, const char *message,
                    uint64_t time_ns) {
+  /* a health or stall notice is kept in the state file at the next read
+   * (the monitor itself is not const: its callers' view is) */
+  if (strcmp(type, "health") == 0 || strcmp(type, "stalled") == 0)
+    atomic_store(&((dp_monitor_t *)m)->save_due, 1);
   if (m->sink.notice == NULL)
     return;
   dp_monitor_notice_t n = {.severity = sev,

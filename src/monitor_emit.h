@@ -59,6 +59,9 @@ struct dp_monitor {
   char state_dir[PATH_MAX];    /* "" : no state file */
   dp_statefile_saver_t *saver; /* NULL: the state file is never written */
   uint64_t saved_ns;
+  /* a notice went out since the last save: save at the next read, so a
+   * restart knows what the last notices said (any thread) */
+  atomic_int save_due;
   dp_devview_t *devview;   /* NULL offline */
   size_t nworkers_seen;    /* workers whose disk the view watches */
   int devstats_failing;    /* /proc/diskstats unreadable at the last read */

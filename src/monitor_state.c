@@ -27,26 +27,39 @@ void dp_mon_state_poll(dp_monitor_t *m) {
     state_saved_log(m, rc, err);
 }
 
-/* The state formatted here (cheap), written by the saver's thread; a save
- * still running skips this one unless `last` (the stop's, which follows
- * it). */
-void dp_mon_state_save(dp_monitor_t *m, int last) {
+/* Each target's open stall FAILURE (stall.h's pairing, the workers'
+ * under the live lock) into the health state, for the file. */
+static void stalls_to_health(dp_monitor_t *m) {
+  if (m->live == NULL)
+    return;
+  pthread_mutex_lock(&m->live->lock);
+  for (size_t i = 0; i < m->ntargets; i++) {
+    const dp_stall_pair_t *p = &m->live->t[i].stall;
+    dp_health_set_stall_open(m->health, i, p->failed ? p->probe : NULL);
+  }
+  pthread_mutex_unlock(&m->live->lock);
+}
+
+int dp_mon_state_save(dp_monitor_t *m, int last, int quiet) {
   m->saved_ns = dp_mon_now(m);
   if (m->saver == NULL)
-    return;
+    return 0;
   char *text;
   size_t len;
+  stalls_to_health(m);
   int rc = dp_health_state_format(m->health, &text, &len);
   if (rc < 0) {
     LOG_PLAIN(m, LOG_WARNING, "cannot format the health state: %s",
               strerror(-rc));
-    return;
+    return rc;
   }
-  if (dp_statefile_saver_submit(m->saver, text, len, last) == -EBUSY)
+  rc = dp_statefile_saver_submit(m->saver, text, len, last);
+  if (rc == -EBUSY && !quiet)
     LOG_PLAIN(m, LOG_WARNING,
               "health state save skipped: the previous one to StateDir %s "
               "has not finished (%lu skipped so far)",
               m->state_dir, dp_statefile_saver_skipped(m->saver));
+  return rc == -EBUSY ? rc : 0;
 }
 
 /* Waits for the saves in flight, DP_MONITOR_SAVE_WAIT_NS at most, and ends
@@ -66,6 +79,32 @@ void dp_mon_state_close(dp_monitor_t *m) {
               m->state_dir, (double)DP_MONITOR_SAVE_WAIT_NS / 1e9);
   else
     state_saved_log(m, rc, err);
+}
+
+/* What the last notices said, restored: a target held at its level (said,
+ * as its OKAY is still to come) and a stall whose OKAY is still to come
+ * (its I/O went with the restart: the OKAY follows the first clean
+ * round). */
+static void restored_notices(dp_monitor_t *m) {
+  for (size_t i = 0; i < m->ntargets; i++) {
+    dp_health_rule_t why;
+    dp_health_level_t l = dp_health_level(m->health, i, &why);
+    if (l != DP_HEALTH_OK)
+      LOG_PLAIN(m, LOG_INFO,
+                "target \"%s\": its last notice was %s by %s; its OKAY "
+                "follows when it recovers.",
+                m->target_names[i],
+                l == DP_HEALTH_FAILURE ? "FAILURE" : "WARNING",
+                dp_health_rule_name(why));
+    const char *probe = dp_health_stall_open(m->health, i);
+    if (probe[0] == '\0' || m->live == NULL)
+      continue;
+    pthread_mutex_lock(&m->live->lock);
+    dp_stall_pair_t *p = &m->live->t[i].stall;
+    dp_stall_pair_began(p, probe);
+    dp_stall_pair_drained(p, "its stalled I/O ended with the restart");
+    pthread_mutex_unlock(&m->live->lock);
+  }
 }
 
 void dp_mon_state_load(dp_monitor_t *m) {
@@ -92,6 +131,8 @@ void dp_mon_state_load(dp_monitor_t *m) {
               path, err);
   else if (rc == 0)
     LOG_PLAIN(m, LOG_INFO, "health baselines restored from %s.", path);
+  if (rc == 0)
+    restored_notices(m);
 }
 
 /* StateDir (or the front-end's default), checked once: a directory

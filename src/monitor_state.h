@@ -15,8 +15,9 @@ void dp_mon_state_dir_init(dp_monitor_t *m, const dp_monitor_conf_t *c);
 void dp_mon_state_load(dp_monitor_t *m);
 /* Each read: says a save that finished since and failed. */
 void dp_mon_state_poll(dp_monitor_t *m);
-/* Formats the state and hands it to the saver; last: the stop's. */
-void dp_mon_state_save(dp_monitor_t *m, int last);
+/* Formats the state and hands it to the saver; last: the stop's. A save
+ * still running skips this one (said unless quiet): -EBUSY; else 0. */
+int dp_mon_state_save(dp_monitor_t *m, int last, int quiet);
 /* Waits for the saves in flight, DP_MONITOR_SAVE_WAIT_NS at most. */
 void dp_mon_state_close(dp_monitor_t *m);
 

@@ -16,7 +16,17 @@
 #   diskprobe[FAILURE] host=db1 target=data type=health rule=baseline: <message>
 # at priority crit (FAILURE), warning (WARNING) or notice (OKAY), facility
 # daemon, tag diskprobe. Notifications of other plugins are ignored unless
-# the first argument is --all.
+# --all is given.
+#
+# Options: --all (every plugin's notifications); --file PATH: also append
+# each line, with its UTC time, to PATH (created 0640; never through a
+# symlink). Without a syslog daemon there is no syslog socket (/dev/log:
+# a Debian 12 host with neither systemd nor rsyslog) and logger(1) would
+# drop the line without an error: then the line goes to PATH alone, and
+# with no --file either the script says so on stderr and exits 1 -- but
+# collectd's exec plugin shows neither, so give --file on such a host (the
+# example health-notify-exec.conf does). DISKPROBE_NOTIFY_SOCKET names
+# another socket to check (tests).
 #
 # Install: install -m 0755 diskprobe_notify.sh /usr/local/lib/collectd/
 # and see health-notify-exec.conf. Runs as an unprivileged user (the exec
@@ -26,8 +36,20 @@
 set -u
 PATH=${DISKPROBE_NOTIFY_PATH:-/usr/local/bin:/usr/bin:/bin}
 export PATH
-all=
-[ "${1:-}" = --all ] && all=1
+all= file=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--all) all=1 ;;
+	--file)
+		[ $# -ge 2 ] || { echo "diskprobe_notify.sh: --file needs a PATH" >&2; exit 2; }
+		file=$2
+		shift
+		;;
+	*) echo "diskprobe_notify.sh: unknown argument '$1' (--all, --file PATH)" >&2; exit 2 ;;
+	esac
+	shift
+done
+socket=${DISKPROBE_NOTIFY_SOCKET:-/dev/log}
 
 # clean VALUE MAX: no control characters, at most MAX characters, trimmed.
 clean() {
@@ -73,6 +95,20 @@ head -c 65536 | {
 		what="instance=${tinst:--}"
 	fi
 	[ "$plugin" = diskprobe ] && who="target=${pinst:--}" || who="plugin=$plugin/${pinst:--}"
-	logger -t diskprobe -p "daemon.$prio" -- \
-		"diskprobe[$severity] host=${host:--} $who type=${type:--} $what: ${message:-(no message)}"
+	line="diskprobe[$severity] host=${host:--} $who type=${type:--} $what: ${message:-(no message)}"
+	sent=
+	if [ -S "$socket" ] && logger -t diskprobe -p "daemon.$prio" -- "$line"; then
+		sent=syslog
+	fi
+	if [ -n "$file" ]; then
+		if [ -L "$file" ]; then
+			echo "diskprobe_notify.sh: $file is a symlink: not writing through it" >&2
+		elif (umask 027 && printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$line" >>"$file"); then
+			sent=${sent:+$sent and }$file
+		fi
+	fi
+	if [ -z "$sent" ]; then
+		echo "diskprobe_notify.sh: no syslog socket ($socket)${file:+ and $file not writable}: notification lost: $line" >&2
+		exit 1
+	fi
 }

@@ -9,8 +9,15 @@
 #     records it): priority by severity, diskprobe's only unless --all,
 #     hostile input (command substitutions, control characters, a leading
 #     dash, 1 MiB) logged as inert text and nothing of it executed;
+#   - with no syslog socket (a host with no syslog daemon, where logger
+#     drops lines without an error) the line goes to --file, never
+#     through a symlink, and without --file the script says the line is
+#     lost and exits 1;
+#   - logfile.conf (the route that needs no script) passes collectd's
+#     checks;
 #   - as root: a real collectd runs the script through NotificationExec as
-#     nobody on a threshold notification, and the line arrives.
+#     nobody on a threshold notification, and the line arrives (in syslog's
+#     stand-in and in the --file copy).
 # notify_email needs libesmtp6 (collectd-core only suggests it): installed
 # when missing and root, else that check is skipped.
 set -u
@@ -70,6 +77,7 @@ parse_check() { # parse_check EXAMPLE
 }
 
 parse_check health-notify-exec.conf
+parse_check logfile.conf
 
 esmtp_ok() { ! ldd /usr/lib/collectd/notify_email.so 2>/dev/null | grep -q 'not found'; }
 if [ -f /usr/lib/collectd/notify_email.so ] && ! esmtp_ok && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -96,6 +104,11 @@ echo "--end--" >>"$out"
 LOGGER
 chmod 0755 "$d/bin/logger"
 export LOGGER_OUT="$d/logger.out" DISKPROBE_NOTIFY_PATH="$d/bin:/usr/bin:/bin"
+# a syslog socket for the stand-in (the script sends only where one is)
+python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' "$d/log.sock" ||
+  die "cannot make a unix socket"
+chmod 0666 "$d/log.sock"
+export DISKPROBE_NOTIFY_SOCKET="$d/log.sock"
 
 run() { # run [ARGS...] < input: the script's logger calls in $d/logger.out
   : >"$LOGGER_OUT"
@@ -159,6 +172,36 @@ printf 'Severity: FAILURE\nPlugin: diskprobe\nType: health\nTypeInstance: stall'
 [ "$(calls)" = 1 ] && [ "$(msg)" = "diskprobe[FAILURE] host=- target=- type=health rule=stall: (no message)" ] &&
   pass "script: truncated input -> $(msg)" || fail "script: truncated input: $(tr '\n' '|' <"$LOGGER_OUT")"
 
+# ---- no syslog daemon: --file, or a loud failure ---------------------------
+okay='Severity: OKAY\nHost: db1\nPlugin: diskprobe\nPluginInstance: data\nType: health\nTypeInstance: ceiling\n\ndiskprobe: OKAY: back to its baseline\n'
+printf "$okay" | DISKPROBE_NOTIFY_SOCKET="$d/no-such.sock" run --file "$d/notify.log"
+rc=$?
+if [ $rc = 0 ] && [ "$(calls)" = 0 ] && [ "$(wc -l <"$d/notify.log")" = 1 ] &&
+  grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z diskprobe\[OKAY\] host=db1 target=data type=health rule=ceiling: diskprobe: OKAY: back to its baseline$' "$d/notify.log"; then
+  pass "script: no syslog socket -> the line in --file with its time, logger not called: $(cat "$d/notify.log")"
+else
+  fail "script: no syslog socket with --file: rc $rc, calls $(calls), file: $(cat "$d/notify.log" 2>&1)"
+fi
+printf "$okay" | run --file "$d/notify.log" --all
+[ "$(calls)" = 1 ] && [ "$(wc -l <"$d/notify.log")" = 2 ] &&
+  pass "script: with a socket, --file keeps a copy beside syslog (options in any order)" ||
+  fail "script: socket and --file: calls $(calls), $(wc -l <"$d/notify.log") lines"
+printf "$okay" | DISKPROBE_NOTIFY_SOCKET="$d/no-such.sock" run 2>"$d/lost.err"
+rc=$?
+[ $rc = 1 ] && [ "$(calls)" = 0 ] && grep -q "no syslog socket ($d/no-such.sock): notification lost: diskprobe\[OKAY\]" "$d/lost.err" &&
+  pass "script: no syslog socket and no --file -> exit 1: $(cat "$d/lost.err")" ||
+  fail "script: no socket, no --file: rc $rc, calls $(calls), stderr: $(cat "$d/lost.err")"
+ln -s "$d/target-of-link" "$d/link.log"
+printf "$okay" | DISKPROBE_NOTIFY_SOCKET="$d/no-such.sock" run --file "$d/link.log" 2>"$d/link.err"
+rc=$?
+[ $rc = 1 ] && [ ! -e "$d/target-of-link" ] && grep -q "is a symlink" "$d/link.err" &&
+  pass "script: --file never written through a symlink (exit 1, said)" ||
+  fail "script: --file through a symlink: rc $rc, $(ls "$d" | grep target-of-link) $(cat "$d/link.err")"
+printf "$okay" | run --bogus 2>"$d/bogus.err"
+rc=$?
+[ $rc = 2 ] && grep -q "unknown argument '--bogus'" "$d/bogus.err" && pass "script: an unknown argument -> exit 2, said" ||
+  fail "script: --bogus: rc $rc, $(cat "$d/bogus.err")"
+
 # ---- a real collectd runs it -----------------------------------------------
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && [ -f /usr/lib/collectd/load.so ] &&
   [ -f /usr/lib/collectd/threshold.so ] && [ -f /usr/lib/collectd/exec.so ]; then
@@ -169,7 +212,9 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && [ -f /usr/lib/collectd/loa
   cp "$script" "$d/diskprobe_notify.sh" && chmod 0755 "$d/diskprobe_notify.sh"
   # The example, pointed at this copy, with --all (the notification is the
   # threshold plugin's on "load", there is no diskprobe here).
-  sed "s|NotificationExec \"nobody\" \"[^\"]*\"|NotificationExec \"nobody\" \"$d/diskprobe_notify.sh\" \"--all\"|" \
+  : >"$w/notify.log"
+  chmod 0666 "$w/notify.log"
+  sed "s|NotificationExec \"nobody\" \"[^\"]*\".*|NotificationExec \"nobody\" \"$d/diskprobe_notify.sh\" \"--all\" \"--file\" \"$w/notify.log\"|" \
     "$ex/health-notify-exec.conf" >"$w/exec.conf"
   {
     head_conf live
@@ -190,6 +235,8 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && [ -f /usr/lib/collectd/loa
   grep -q '^diskprobe\[WARNING\] host=db1 plugin=load/- type=load instance=-: ' "$d/logger.out" &&
     pass "live: collectd's exec format parsed (severity, host, plugin, type)" ||
     fail "live: unexpected line: $(sed -n 6p "$d/logger.out")"
+  grep -q 'Z diskprobe\[WARNING\] host=db1 plugin=load/- type=load instance=-: ' "$w/notify.log" &&
+    pass "live: and its --file copy, written as nobody" || fail "live: no --file copy: $(head -c 300 "$w/notify.log")"
 else
   echo "SKIP: live NotificationExec run (needs root, user nobody, collectd's load, threshold and exec plugins)"
 fi

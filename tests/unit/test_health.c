@@ -907,6 +907,97 @@ static void test_not_probing_recovery(void **state) {
   dp_health_free(h);
 }
 
+/* Each notice once, whatever restarts fall between a WARNING and its
+ * OKAY: the state file keeps the level last judged (and an open stall's
+ * probe); restored, the target is held there -- no second WARNING while
+ * the fault lasts, the OKAY through the recovery once it ends (unarmed:
+ * at its first round), naming the rule of the WARNING. A target OK at the
+ * save keeps no line; a bad level line is refused with its line. */
+static void test_level_across_restart(void **state) {
+  (void)state;
+  dp_health_t *h = make(2, DP_MEDIA_SSD);
+  arm(h, 0, 30);
+  arm(h, 1, 3);
+  assert_true(rounds_to_warn(h, 4, 10) > 0);
+  dp_health_rule_t why;
+  assert_int_equal(dp_health_level(h, 0, &why), DP_HEALTH_WARNING);
+  dp_health_rule_t warned_by = why;
+  dp_health_set_stall_open(h, 1, "randread-qd32");
+  char *text;
+  size_t len;
+  assert_int_equal(dp_health_state_format(h, &text, &len), 0);
+  char want[128];
+  snprintf(want, sizeof(want), "level t0 warning %s\n",
+           dp_health_rule_name(warned_by));
+  assert_non_null(strstr(text, want));
+  assert_non_null(strstr(text, "stalled t1 randread-qd32\n"));
+  assert_null(strstr(text, "level t1 ")); /* OK: no line */
+  dp_health_free(h);
+
+  /* restart 1: the fault lasts -- no new notice */
+  char err[256] = "";
+  h = make(2, DP_MEDIA_SSD);
+  assert_int_equal(dp_health_state_parse(h, text, len, err, sizeof(err)), 0);
+  assert_int_equal(dp_health_level(h, 0, &why), DP_HEALTH_WARNING);
+  assert_int_equal(why, warned_by);
+  assert_string_equal(dp_health_stall_open(h, 1), "randread-qd32");
+  assert_string_equal(dp_health_stall_open(h, 0), "");
+  dp_health_obs_t o[2];
+  slowed(o, 4, 0);
+  dp_health_verdict_t v = feed(h, 0, o);
+  assert_true(v.level >= DP_HEALTH_WARNING);
+  assert_false(v.changed && v.level == DP_HEALTH_WARNING);
+  free(text);
+  assert_int_equal(dp_health_state_format(h, &text, &len), 0);
+  dp_health_free(h);
+
+  /* restart 2: recovered -- held (recovering), then one OKAY by the rule
+   * of the WARNING */
+  h = make(2, DP_MEDIA_SSD);
+  assert_int_equal(dp_health_state_parse(h, text, len, err, sizeof(err)), 0);
+  int okays = 0, warnings = 0;
+  for (int r = 0; r < 8; r++) {
+    healthy(o, (r % 5) / 4.0);
+    v = feed(h, 0, o);
+    if (r == 0) {
+      assert_int_equal(v.level, DP_HEALTH_WARNING);
+      assert_true(v.recovering);
+    }
+    okays += v.changed && v.level == DP_HEALTH_OK;
+    warnings += v.changed && v.level != DP_HEALTH_OK;
+    if (v.changed && v.level == DP_HEALTH_OK)
+      assert_int_equal(v.why, warned_by);
+  }
+  assert_int_equal(okays, 1);
+  assert_int_equal(warnings, 0);
+  /* t1 is not armed: restored at FAILURE by probing, its first round is
+   * the OKAY */
+  free(text);
+  const char *t1 = "diskprobe-health 1\nlevel t1 failure probing\nend\n";
+  assert_int_equal(dp_health_state_parse(h, t1, strlen(t1), err, sizeof(err)),
+                   0);
+  assert_int_equal(dp_health_level(h, 1, NULL), DP_HEALTH_FAILURE);
+  v = feed(h, 1, o);
+  assert_int_equal(v.level, DP_HEALTH_OK);
+  assert_true(v.changed);
+  assert_int_equal(v.why, DP_RULE_PROBING);
+  /* refused, with the line; nothing restored */
+  static const char *const bad[] = {
+      "diskprobe-health 1\nlevel t0 orange baseline\nend\n",
+      "diskprobe-health 1\nlevel t0 warning nosuchrule\nend\n",
+      "diskprobe-health 1\nlevel t0 warning\nend\n",
+      "diskprobe-health 1\nstalled t0\nend\n",
+      "diskprobe-health 1\nlevel t0 warning baseline\nprobe t0 x\nend\n"};
+  for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+    assert_int_equal(
+        dp_health_state_parse(h, bad[k], strlen(bad[k]), err, sizeof(err)),
+        -EINVAL);
+    assert_non_null(strstr(err, "line "));
+    assert_int_equal(dp_health_level(h, 0, NULL), DP_HEALTH_OK);
+  }
+  dp_health_free(h);
+}
+
 static void test_state_file(void **state) {
   (void)state;
   char dir[] = "/tmp/dp-test-health.XXXXXX", path[64], cmd[128];
@@ -1374,6 +1465,7 @@ int main(void) {
       cmocka_unit_test(test_recovering_and_fresh_windows),
       cmocka_unit_test(test_not_probing_recovery),
       cmocka_unit_test(test_state_file),
+      cmocka_unit_test(test_level_across_restart),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
       cmocka_unit_test(test_peers),

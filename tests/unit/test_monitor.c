@@ -284,9 +284,11 @@ static dp_target_conf_t live_target(const char *sub, ...) {
 }
 
 /* A live monitor of target t on the fake clock, no splay, reads every 10 s,
- * the device view from the file ds (NULL: none). */
-static dp_monitor_t *live_monitor(const dp_target_conf_t *t, rec_t *r,
-                                  dp_monitor_sink_t *sink, const char *ds) {
+ * the device view from the file ds (NULL: none), its state file in
+ * state_dir (NULL: none). */
+static dp_monitor_t *live_monitor_in(const dp_target_conf_t *t, rec_t *r,
+                                     dp_monitor_sink_t *sink, const char *ds,
+                                     const char *state_dir) {
   dp_plugin_conf_t pc;
   dp_plugin_conf_init(&pc);
   pc.splay = 0;
@@ -295,12 +297,18 @@ static dp_monitor_t *live_monitor(const dp_target_conf_t *t, rec_t *r,
                           .targets = t,
                           .ntargets = 1,
                           .host = "h1",
+                          .state_dir = state_dir,
                           .read_interval_max_ns = 10 * DP_NS_PER_S,
                           .now_ns = fake_aio_clock,
                           .diskstats_path = ds};
   dp_monitor_t *m;
   assert_int_equal(dp_monitor_new(&m, &mc, sink), 0);
   return m;
+}
+
+static dp_monitor_t *live_monitor(const dp_target_conf_t *t, rec_t *r,
+                                  dp_monitor_sink_t *sink, const char *ds) {
+  return live_monitor_in(t, r, sink, ds, NULL);
 }
 
 static void test_live_round(void **state) {
@@ -511,6 +519,66 @@ static void test_stall_okay_waits_for_clean_round(void **state) {
   dp_monitor_free(m);
 }
 
+/* The notices of one type and severity, counted. */
+static size_t notices_sev(const rec_t *r, const char *type,
+                          dp_monitor_severity_t sev) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->nnotices; k++)
+    n += strcmp(r->notices[k].type, type) == 0 && r->notices[k].severity == sev;
+  return n;
+}
+
+/* A FAILURE that ends across a restart gets its OKAY, once: a stall (the
+ * "stalled" FAILURE and the health FAILURE by stall) drains, the daemon
+ * stops before a clean round; the next one starts from the state file,
+ * says so, and its first clean round sends both OKAYs, naming the rule and
+ * the probe of the FAILUREs; a third start sends nothing. */
+static void test_okay_across_restart(void **state) {
+  (void)state;
+  dp_target_conf_t t =
+      live_target("probe", "Timeout", "0.05", "ProbeInterval", "10", NULL);
+  rec_t r;
+  dp_monitor_sink_t sink;
+  dp_monitor_t *m = live_monitor_in(&t, &r, &sink, NULL, dir);
+  dp_sched_t *s = dp_monitor_sched(m);
+  fake_aio_set_mode(FAKE_AIO_HANG);
+  live_step_read(m, 1);
+  fake_aio_set_mode(FAKE_AIO_OK);
+  dp_sched_step(s, 0, DP_NS_PER_S / 10); /* the stalled I/O drains */
+  dp_monitor_read(m, 12 * DP_NS_PER_S);
+  assert_int_equal(notices_sev(&r, "stalled", DP_MONITOR_FAILURE), 1);
+  assert_int_equal(notices_sev(&r, "health", DP_MONITOR_FAILURE), 1);
+  assert_int_equal(notices_sev(&r, "stalled", DP_MONITOR_OKAY), 0);
+  assert_int_equal(dp_monitor_stop(m), 0); /* saves the state file */
+  dp_monitor_free(m);
+
+  rec_t r2;
+  m = live_monitor_in(&t, &r2, &sink, NULL, dir);
+  assert_non_null(strstr(r2.logs, "its last notice was FAILURE by stall"));
+  for (unsigned k = 3; k <= 6; k++)
+    live_step_read(m, k);
+  assert_int_equal(notices_sev(&r2, "stalled", DP_MONITOR_OKAY), 1);
+  assert_int_equal(notices_sev(&r2, "health", DP_MONITOR_OKAY), 1);
+  assert_int_equal(r2.nnotices, 2); /* nothing else: no new FAILURE */
+  for (size_t k = 0; k < r2.nnotices; k++) {
+    if (strcmp(r2.notices[k].type, "health") == 0)
+      assert_string_equal(r2.notices[k].type_instance, "stall");
+    else
+      assert_string_equal(r2.notices[k].type_instance, "randread-qd1");
+  }
+  assert_int_equal(dp_monitor_stop(m), 0);
+  dp_monitor_free(m);
+
+  rec_t r3;
+  m = live_monitor_in(&t, &r3, &sink, NULL, dir);
+  assert_null(strstr(r3.logs, "its last notice was"));
+  for (unsigned k = 7; k <= 8; k++)
+    live_step_read(m, k);
+  assert_int_equal(r3.nnotices, 0);
+  assert_int_equal(dp_monitor_stop(m), 0);
+  dp_monitor_free(m);
+}
+
 /* A monitor of one target on the probe directory, with the state file in
  * dir: ProbeInterval ivl, default probes. */
 static dp_monitor_t *one_target(rec_t *r, dp_monitor_sink_t *sink,
@@ -607,6 +675,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_skipped_probe_not_measured),
       cmocka_unit_test(test_changed_verdict_notice),
+      cmocka_unit_test_setup_teardown(test_okay_across_restart, live_setup,
+                                      live_teardown),
       cmocka_unit_test_setup_teardown(test_not_probing_is_failure, live_setup,
                                       live_teardown),
       cmocka_unit_test_setup_teardown(test_busy_verdict_says_so, live_setup,
