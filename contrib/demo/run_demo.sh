@@ -7,6 +7,7 @@
 #
 # Environment: STATE (default ./state/demo), DURATION seconds (180),
 # INTERVAL probe interval seconds (10), FILE_SIZE probe file size (256M),
+# ARM_ROUNDS rounds before the verdict is armed (a third of the run's),
 # PROM_PORT write_prometheus port on 127.0.0.1 (9103; 0 disables),
 # BUILDDIR the build tree holding plugin/.libs/diskprobe.so (default: this
 # source tree, which contrib/build/setup.sh configures and builds; with another
@@ -28,6 +29,9 @@ STATE=${STATE:-$top/state/demo}
 DURATION=${DURATION:-180}
 INTERVAL=${INTERVAL:-10}
 FILE_SIZE=${FILE_SIZE:-256M}
+# rounds before the verdict is armed: a third of the run's rounds, at least
+# 3 and at most the default 20 (the page says "learning" until then)
+ARM_ROUNDS=${ARM_ROUNDS:-$(((DURATION / INTERVAL) / 3 < 3 ? 3 : (DURATION / INTERVAL) / 3 > 20 ? 20 : (DURATION / INTERVAL) / 3))}
 PROM_PORT=${PROM_PORT:-9103}
 mkdir -p "$STATE/plugins" "$STATE/rrd"
 chmod 0700 "$STATE"
@@ -69,9 +73,11 @@ LoadPlugin rrdtool
 $prom
 LoadPlugin diskprobe
 <Plugin diskprobe>
-  # The demo probes every $INTERVAL s to fill graphs quickly; a fleet keeps
-  # the defaults (ProbeInterval 60, DutyCycle 2).
+  # The demo probes every $INTERVAL s to fill graphs quickly and arms its
+  # verdict after $ARM_ROUNDS rounds so that a short run shows one; a fleet
+  # keeps the defaults (ProbeInterval 60, DutyCycle 2, ArmRounds 20).
   DutyCycle 25
+  ArmRounds $ARM_ROUNDS
   <Target "local">
     Path "$STATE/probe"
     FileSize "$FILE_SIZE"
@@ -129,6 +135,13 @@ echo "demo: done."
 echo "  RRD files: $STATE/rrd"
 echo "  graphs:    $STATE/graphs/index.html"
 echo "  log:       $STATE/collectd.log"
+last_of() { rrdtool lastupdate "$1" 2>/dev/null | awk 'END { print $2 }'; }
+for t in "$STATE"/rrd/*/diskprobe-local; do
+  lv=$(last_of "$t/target_health-level.rrd") armed=$(last_of "$t/armed-armed.rrd")
+  case $lv in 0 | 0.0*) lv=OK ;; 1 | 1.0*) lv=WARNING ;; 2 | 2.0*) lv=FAILURE ;; *) lv="no verdict yet" ;; esac
+  case $armed in 1 | 1.0*) armed="armed after $ARM_ROUNDS rounds" ;; *) armed="still learning its baseline: run longer" ;; esac
+  echo "  verdict:   $lv ($armed)"
+done
 for f in "$STATE"/rrd/*/diskprobe-local/probe_latency-*.rrd; do
   p=${f##*/probe_latency-}
   echo "  last ${p%.rrd}: $(rrdtool lastupdate "$f" | tail -1)"

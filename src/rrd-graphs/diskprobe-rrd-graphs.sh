@@ -69,13 +69,20 @@ fmt_dur() { # fmt_dur SECONDS: "1 h 05 min", "12 min 30 s", "40 s"
   elif [ "$s" -ge 60 ]; then printf '%d min %02d s' $((s / 60)) $((s % 60))
   else printf '%d s' "$s"; fi
 }
-esc() { local s=${1//&/&amp;}; s=${s//</&lt;}; echo "${s//>/&gt;}"; }
+# esc TEXT: TEXT safe in HTML text and in a quoted attribute, whatever it
+# holds (a host name is anyone's choice). The replacements are quoted: in
+# bash 5.2 (patsub_replacement) an unquoted & in one is the match itself.
+esc() {
+  local s=${1//&/"&amp;"}
+  s=${s//</"&lt;"} s=${s//>/"&gt;"} s=${s//\"/"&quot;"}
+  echo "${s//\'/"&#39;"}"
+}
 level_name() { case $1 in 0) echo OK ;; 1) echo WARNING ;; *) echo FAILURE ;; esac; }
 
 html="$out/index.html"
 hosts=$(for h in "$src"/*/; do [ -d "$h" ] && basename "$h"; done | tr '\n' ' ')
 cat >"$html" <<HTML
-<!doctype html><html><head><meta charset="utf-8"><title>diskprobe: ${hosts% }</title>
+<!doctype html><html><head><meta charset="utf-8"><title>diskprobe: $(esc "${hosts% }")</title>
 <style>body{font-family:sans-serif;margin:1.5em;max-width:1400px}
 h2{border-bottom:1px solid #ccc;margin-top:2em}
 .graphs{display:flex;flex-wrap:wrap;gap:1em}
@@ -87,6 +94,7 @@ td.nd{color:#777}
 table.summary{border-collapse:collapse;margin:.5em 0}table.summary td,table.summary th{border:1px solid #ccc;padding:3px 8px;text-align:left}
 tr.l2 td.lv,span.l2{background:#d62728;color:#fff}tr.l1 td.lv,span.l1{background:#ffbf00}span.l0{background:#2ca02c;color:#fff}
 span.l0,span.l1,span.l2{padding:0 .3em}p.newest{margin:.2em 0 .8em}
+p.learning{background:#eef3fb;border-left:4px solid #6baed6;padding:.3em .6em}
 figure.strip{width:auto}.rows{position:relative;padding-left:6.5em}
 .rows span{position:absolute;left:0;width:6em;text-align:right;transform:translateY(-50%);font-size:80%;line-height:1}</style></head><body>
 <h1>diskprobe on $(esc "${hosts% }")</h1>
@@ -185,11 +193,11 @@ graph() {
   info=$(rrdtool graphv "$out/$png" "${common[@]}" --title "$title" "$@" "${g[@]}")
   args=()
   if [ -z "${ROWS:-}" ]; then
-    echo "<figure><img src=\"$png\" alt=\"$(esc "$title")\"><figcaption>$caption</figcaption></figure>" >>"$html"
+    echo "<figure><img src=\"$(esc "$png")\" alt=\"$(esc "$title")\"><figcaption>$(esc "$caption")</figcaption></figure>" >>"$html"
     return 0
   fi
   read -r top h vmin vmax < <(awk -F' = ' '{ g[$1] = $2 } END { print g["graph_top"], g["graph_height"], g["value_min"], g["value_max"] }' <<<"$info")
-  echo "<figure class=\"strip\"><div class=\"rows\"><img src=\"$png\" alt=\"$(esc "$title")\">" >>"$html"
+  echo "<figure class=\"strip\"><div class=\"rows\"><img src=\"$(esc "$png")\" alt=\"$(esc "$title")\">" >>"$html"
   for r in $ROWS; do
     n=${r#*:}
     r=${r%%:*}
@@ -197,7 +205,7 @@ graph() {
     echo "<span class=\"row\" data-row=\"$(esc "$n")\" style=\"top:$(awk -v t="$top" -v h="$h" -v lo="$vmin" -v hi="$vmax" -v r="$r" \
       'BEGIN { printf "%.0f", t + h * (hi - r - 0.4) / (hi - lo) }')px\">$(esc "$n")</span>" >>"$html"
   done
-  echo "</div><figcaption>$caption</figcaption></figure>" >>"$html"
+  echo "</div><figcaption>$(esc "$caption")</figcaption></figure>" >>"$html"
 }
 # why FILE: why a file without a graph is not drawn.
 why() {
@@ -227,8 +235,8 @@ files_table() {
     pngs=${drawn[$f]:-}
     if [ -n "$pngs" ]; then
       links=
-      for p in $pngs; do links+="<a href=\"$p\">$p</a> "; done
-      echo "<tr data-rrd=\"$(esc "$rel")\" data-drawn=\"${pngs% }\"><td>$(esc "$rel")</td><td>${links% }</td></tr>" >>"$html"
+      for p in $pngs; do links+="<a href=\"$(esc "$p")\">$(esc "$p")</a> "; done
+      echo "<tr data-rrd=\"$(esc "$rel")\" data-drawn=\"$(esc "${pngs% }")\"><td>$(esc "$rel")</td><td>${links% }</td></tr>" >>"$html"
     else
       reason=$(why "$f")
       echo "<tr data-rrd=\"$(esc "$rel")\" data-drawn=\"\" data-reason=\"$(esc "$reason")\"><td>$(esc "$rel")</td><td class=\"nd\">not drawn: $(esc "${reason:-NO REASON KNOWN}")</td></tr>" >>"$html"
@@ -380,6 +388,24 @@ disks_of() { # disks_of DIR: the disks the target is on (target_device-DISK.rrd)
   echo "${o% }"
 }
 tag_of() { local d=${1%/*}; echo "${d##*/}-${1##*/diskprobe-}"; }
+# learning DIR: true while the target's newest round was not armed (its
+# baselines hold fewer than ArmRounds rounds: the relative rules do not
+# judge it yet, so an OK there is not yet a verdict against its normal)
+learning() {
+  local f=$1/armed-armed.rrd
+  [ -f "$f" ] || return 1
+  rrd_info "$f"
+  [ "${i_last[$f|value]:-U}" = 0 ]
+}
+learners=()
+for dir in "${sorted[@]}"; do learning "$dir" && learners+=("$dir"); done
+learning_html() { # the learning targets, as "inst on host, ..."
+  local dir o=
+  for dir in "${learners[@]}"; do
+    o+=", $(esc "${dir##*/diskprobe-}") on $(esc "$(basename "${dir%/*}")")"
+  done
+  echo "${o#, }"
+}
 
 # The summary: every episode of not OK, worst target first, newest first.
 {
@@ -395,6 +421,10 @@ tag_of() { local d=${1%/*}; echo "${d##*/}-${1##*/diskprobe-}"; }
     echo "<h2 id=\"not-ok\">Not OK in this range</h2>"
     echo "<table class=\"summary\"><tr><th>target</th><th>disk</th><th>level</th><th>rules</th><th>from</th><th>for</th></tr>"
     echo "$rows</table>"
+    [ ${#learners[@]} -gt 0 ] &&
+      echo "<p class=\"learning\">Still learning (not armed: fewer than ArmRounds rounds of baseline, so only the absolute rules -- ceiling, stall, errors -- judge them): $(learning_html).</p>"
+  elif [ ${#learners[@]} -gt 0 ]; then
+    echo "<h2 id=\"not-ok\">Not OK in this range</h2><p class=\"learning\">Nothing was WARNING or FAILURE, but not every target is judged yet: still learning its baseline (not armed: fewer than ArmRounds rounds, so only the absolute rules -- ceiling, stall, errors -- judge it): $(learning_html).</p>"
   elif compgen -G "$src/*/diskprobe-*/target_health-level.rrd" >/dev/null; then
     echo "<h2 id=\"not-ok\">Not OK in this range</h2><p class=\"ok\">Nothing: every target was OK in the whole range.</p>"
   else
@@ -411,7 +441,9 @@ for dir in "${sorted[@]}"; do
     rrd_info "$f"
     [ "${i_lu[$f]}" -gt $((t - i_step[$f])) ] && [ "${i_lu[$f]}" -le "$t" ] && t=${i_lu[$f]}
     # shellcheck disable=SC2086
-    echo "<p class=\"newest\">Newest round ($(fmt_time "$t")): <span class=\"l$lv\">$(level_name "$lv")</span>${rl:+ by $(esc "$(rules_html $rl)")}</p>" >>"$html"
+    lrn=
+    learning "$dir" && lrn=", still learning its baseline (not armed: the relative rules judge it after ArmRounds rounds)"
+    echo "<p class=\"newest\">Newest round ($(fmt_time "$t")): <span class=\"l$lv\">$(level_name "$lv")</span>${rl:+ by $(esc "$(rules_html $rl)")}$lrn</p>" >>"$html"
   fi
   echo "<div class=\"graphs\">" >>"$html"
 
