@@ -6,8 +6,9 @@
 #     is inert: a Hostname holding markup, quotes and an ampersand ends up
 #     as text everywhere (target names allow no such characters) (title, headings, image names, links, data
 #     attributes), no element or attribute of its own -- parsed back with
-#     Python's HTML parser -- under this bash (5.2 treats an unquoted & in
-#     a replacement as the match);
+#     Python's HTML parser, and rendered in headless Chromium where the
+#     name's script would mark the page -- under this bash (5.2 treats an
+#     unquoted & in a replacement as the match);
 #   - a target that is not armed yet is shown as learning (the summary and
 #     its newest round), and once armed it is not.
 set -u
@@ -16,7 +17,9 @@ need collectd
 need_cmd rrdtool rrdtool
 d=$(make_tmpdir)
 page="$top_srcdir/src/rrd-graphs/diskprobe-rrd-graphs.sh"
-evil='<img src=x onerror=alert(1)>"q'"'"'&amp'
+# a name that closes an attribute and opens an event handler (which, if it
+# ever ran, would mark the page's body), with markup and an ampersand
+evil='x" onerror="document.body.setAttribute('"'"'data-pwned'"'"',1)" <b>&amp'
 run() { # run ARMROUNDS SECONDS: collectd as host $evil, then the page
   rm -rf "$d/rrd" "$d/graphs"
   COLLECTD_HOST=$evil collectd_conf "$d" 1 <<CONF
@@ -78,6 +81,25 @@ for b in bad:
     print("  " + b)
 sys.exit(1 if bad else 0)
 PY
+# the same page in a real browser: the name's script would mark the body
+if command -v chromium >/dev/null; then
+  mkdir -p "$d/chromium"
+  sed 's|</body>|<script>window.addEventListener("load", function () { document.body.setAttribute("data-loaded", "1"); });</script>&|' \
+    "$d/graphs/index.html" >"$d/graphs/probe.html"
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync --user-data-dir="$d/chromium" \
+    --virtual-time-budget=2000 --dump-dom "file://$d/graphs/probe.html" >"$d/page.dom" 2>"$d/chromium.log"
+  if ! grep -q 'data-loaded="1"' "$d/page.dom"; then
+    echo "SKIP: browser check: chromium cannot run here: $(grep -v 'dbus\|^$' "$d/chromium.log" | tail -2)"
+  elif grep -q '<body[^>]*data-pwned' "$d/page.dom"; then
+    fail "browser: the host name's script ran in the page"
+  else
+    pass "browser: the page rendered in headless Chromium, the host name's script did not run"
+  fi
+else
+  echo "SKIP: browser check: chromium not installed (apt-get install chromium)"
+fi
+
 grep -q 'class="learning">.*still learning its baseline' "$d/graphs/index.html" &&
   grep -q 'class="newest">.*still learning its baseline' "$d/graphs/index.html" &&
   pass "not armed (ArmRounds 100): the summary and the newest round say it is still learning" ||
