@@ -23,7 +23,58 @@ static inline int dp_cli_format(const char *s) {
   return strcmp(s, "text") == 0 ? 0 : -1;
 }
 
-/* The usage text of every subcommand. */
+/* ---- help: one layout for every subcommand (common.c) -----------------
+ *
+ * `diskprobe CMD --help` (and -h) prints, from the command's dp_cli_help_t:
+ *
+ *   diskprobe CMD: PURPOSE
+ *
+ *   usage: diskprobe CMD ...            (one line per form, wrapped)
+ *
+ *   options:
+ *     --flag ARG          what it does   (the command's own, then -h)
+ *
+ *   probe and target options (...):     (run, watch: the option table)
+ *     --queue-depth N     ... [QueueDepth: 1–256; default 1]
+ *
+ *   NOTES (operands, output), wrapped
+ *
+ *   examples:
+ *     diskprobe CMD ...
+ *
+ * on stdout, exit 0; a usage error prints its one line and the usage
+ * lines on stderr, exit 2. `diskprobe --help` lists every command with its
+ * purpose (main.c). */
+
+/* One of a command's own flags: "--since DURATION" and what it does. */
+typedef struct {
+  const char *flag;
+  const char *help;
+} dp_cli_opt_help_t;
+
+typedef struct {
+  const char *name;              /* "fleet" */
+  const char *purpose;           /* one line: what the command is for */
+  unsigned table;                /* option-table flags taken (DP_CLI_RUN...) */
+  const char *const *usage;      /* own flags and operands per form; NULL-ended;
+                                    the table's flags lead the first form */
+  const dp_cli_opt_help_t *opts; /* own flags, {NULL} ended (-h added) */
+  const char *notes;           /* operands, output; "\n\n" between paragraphs */
+  const char *const *examples; /* NULL-ended, at least one */
+} dp_cli_help_t;
+
+/* The whole help text of h. */
+void dp_cli_help(FILE *f, const dp_cli_help_t *h);
+
+/* Only h's usage lines ("usage: diskprobe NAME ...", "       ..."). */
+void dp_cli_help_usage(FILE *f, const dp_cli_help_t *h);
+
+/* Every command's help (the cmd_*.c files; options: main.c). */
+extern const dp_cli_help_t dp_cli_help_run, dp_cli_help_watch, dp_cli_help_stat,
+    dp_cli_help_replay, dp_cli_help_failslow, dp_cli_help_fleet,
+    dp_cli_help_compare, dp_cli_help_metrics;
+
+/* The top-level usage: every command and its purpose (main.c). */
 void dp_cli_usage(FILE *f);
 
 /* `diskprobe run ...`: argv[0] is "run". Returns the exit status. */
@@ -87,12 +138,6 @@ void dp_cli_longopts(unsigned cmd, const struct option *extra,
  * setters. 0, or -1 after printing one line on stderr. */
 int dp_cli_apply(dp_cli_conf_t *c, const char *cmdname, int val,
                  const char *arg);
-
-/* Prints "usage: diskprobe NAME [--flag ARG]... extra" wrapped, from the
- * table's flags for cmd; extra holds the command's own flags and operands.
- * With details, one line per flag with its key, range and default. */
-void dp_cli_synopsis(FILE *f, const char *lead, const char *name, unsigned cmd,
-                     const char *extra, int details);
 
 /* One line on stderr for a getopt error (':' missing value, '?' unknown
  * option); returns 2. */

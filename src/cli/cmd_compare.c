@@ -257,12 +257,45 @@ typedef struct {
   double since_s;
 } opts_t;
 
+static const char *const compare_usage[] = {
+    "[--format text|json] FILE_A FILE_B",
+    "--rrd DIR [--since 24h] [--format text|json] A B", NULL};
+static const dp_cli_opt_help_t compare_opts[] = {
+    {"--rrd DIR",
+     "read the sides from a central collectd server's RRD tree; A and B are "
+     "each HOST, HOST/TARGET or class:NAME"},
+    {"--since DURATION", "with --rrd: the window up to now (default 24h)"},
+    {"--format text|json",
+     "the largest separations first, then the table (text, the default), or "
+     "one JSON object"},
+    {NULL, NULL}};
+static const char *const compare_examples[] = {
+    "diskprobe compare before.jsonl after.jsonl",
+    "diskprobe compare --rrd /var/lib/collectd/rrd --since 6h db1/data "
+    "db2/data",
+    "diskprobe compare --rrd /var/lib/collectd/rrd class:SSD-A db3", NULL};
+const dp_cli_help_t dp_cli_help_compare = {
+    "compare",
+    "what separates two disks, hosts or classes, beyond noise",
+    0,
+    compare_usage,
+    compare_opts,
+    "Without --rrd, FILE_A and FILE_B are recordings of diskprobe watch "
+    "--format json (- for standard input). The first lines name the figures "
+    "that separate B from A most (IOPS, mean and p50 latency at QD1 and "
+    "QD32, sequential MB/s), largest first; the table then gives per probe "
+    "depth each side's figure, the ratio B/A, its 95 % interval (a block "
+    "bootstrap over rounds) and a verdict: different (the whole interval "
+    "beyond 10 % either way), within noise, or too few rounds (under 5). "
+    "Exit status: 0 when both sides were read, 2 on bad usage or unreadable "
+    "input.",
+    compare_examples};
+
 static int usage(FILE *f, int rc) {
-  fputs("usage: diskprobe compare [--format text|json] FILE_A FILE_B\n"
-        "       diskprobe compare --rrd DIR [--since 24h] [--format "
-        "text|json] A B\n"
-        "       (A, B: HOST, HOST/TARGET or class:NAME of the RRD tree)\n",
-        f);
+  if (f == stdout)
+    dp_cli_help(f, &dp_cli_help_compare);
+  else
+    dp_cli_help_usage(f, &dp_cli_help_compare);
   return rc;
 }
 
@@ -275,7 +308,7 @@ static int compare_options(int argc, char **argv, opts_t *o) {
                                        {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
     switch (c) {
     case 's':
       if (dp_cli_since(CMD, optarg, &o->since_s) != 0)

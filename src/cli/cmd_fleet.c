@@ -386,10 +386,37 @@ static void print_html(const fleet_t *fl, FILE *o) {
 
 /* ---- options ------------------------------------------------------------ */
 
+static const char *const fleet_usage[] = {
+    "[--since 24h] [--format text|json|html] [--out FILE] DIR", NULL};
+static const dp_cli_opt_help_t fleet_opts[] = {
+    {"--since DURATION",
+     "the window up to now (default 24h, at least 1s; 90min, 7d)"},
+    {"--format text|json|html",
+     "a table worst first and the fail-slow lines (text, the default), one "
+     "JSON object, or one self-contained HTML page"},
+    {"--out FILE", "write there instead of standard output"},
+    {NULL, NULL}};
+static const char *const fleet_examples[] = {
+    "diskprobe fleet /var/lib/collectd/rrd",
+    "diskprobe fleet --since 7d --format html --out fleet.html /srv/rrd", NULL};
+const dp_cli_help_t dp_cli_help_fleet = {
+    "fleet",
+    "rank every disk of a collectd RRD tree against its class",
+    0,
+    fleet_usage,
+    fleet_opts,
+    "DIR is collectd's rrdtool DataDir on the central server. Per target: "
+    "the window's median QD1 p50 latency, QD32 IOPS and sequential MB/s, each "
+    "against the median of the disk's class (x: slowdown, >1 slower), the "
+    "worst first; then the fail-slow detector over each host's device view. "
+    "Exit status: 0, 2 on bad usage or an unreadable tree.",
+    fleet_examples};
+
 static int usage(FILE *f, int rc) {
-  fputs("usage: diskprobe fleet [--since 24h] [--format text|json|html] "
-        "[--out FILE] DIR\n",
-        f);
+  if (f == stdout)
+    dp_cli_help(f, &dp_cli_help_fleet);
+  else
+    dp_cli_help_usage(f, &dp_cli_help_fleet);
   return rc;
 }
 
@@ -402,7 +429,7 @@ static int fleet_options(int argc, char **argv, fleet_t *fl) {
                                        {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
     switch (c) {
     case 's':
       if (dp_cli_since(CMD, optarg, &fl->since_s) != 0)

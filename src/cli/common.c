@@ -133,8 +133,53 @@ static void plain(FILE *f, size_t *col, size_t indent, const char *s) {
   }
 }
 
-void dp_cli_synopsis(FILE *f, const char *lead, const char *name, unsigned cmd,
-                     const char *extra, int details) {
+/* "  --flag ARG", then blanks (or a new line) to column 24. */
+static size_t flag_col(FILE *f, const char *flag) {
+  size_t col = (size_t)fprintf(f, "  %s", flag);
+  if (col + 2 > 24)
+    fprintf(f, "\n%24s", "");
+  else
+    fprintf(f, "%*s", (int)(24 - col), "");
+  return 24;
+}
+
+/* A flag and its description from column 24, wrapped. */
+static void opt_line(FILE *f, const char *flag, const char *help) {
+  size_t col = flag_col(f, flag);
+  plain(f, &col, 24, help);
+  fputc('\n', f);
+}
+
+/* The table's rows for cmd, a line each with its key, range and default. */
+static void table_help(FILE *f, unsigned cmd) {
+  const dp_option_t *rows[DP_CLI_OPTS_MAX];
+  size_t k = cli_rows(cmd, rows);
+  char flag[320], arg[256], allowed[256], bracket[640];
+  for (size_t i = 0; i < k; i++) {
+    const dp_option_t *o = rows[i];
+    flag_arg(o, arg, sizeof(arg));
+    dp_option_allowed(o, allowed, sizeof(allowed));
+    snprintf(flag, sizeof(flag), "--%s%s%s", o->flag, arg[0] ? " " : "", arg);
+    snprintf(bracket, sizeof(bracket), "[%s: %s%s%s%s]", o->key, allowed,
+             o->def ? "; default " : "", o->def ? o->def : "",
+             o->def && o->kind == DP_OPT_DURATION ? " s" : "");
+    size_t col = flag_col(f, flag);
+    plain(f, &col, 24, o->help);
+    /* word by word, without markdown's backticks: plain() would keep the
+     * bracketed group on one line */
+    for (char *r = bracket, *w = bracket;; r++)
+      if (*r != '`' && (*w++ = *r) == '\0')
+        break;
+    for (char *w = strtok(bracket, " "); w; w = strtok(NULL, " "))
+      wrap_word(f, &col, 24, w);
+    fputc('\n', f);
+  }
+}
+
+/* "usage: diskprobe NAME [--flag ARG]... extra" wrapped, from the table's
+ * flags for cmd; extra holds the command's own flags and operands. */
+static void table_synopsis(FILE *f, const char *lead, const char *name,
+                           unsigned cmd, const char *extra) {
   const dp_option_t *rows[DP_CLI_OPTS_MAX];
   size_t k = cli_rows(cmd, rows);
   char word[512], arg[256];
@@ -148,30 +193,65 @@ void dp_cli_synopsis(FILE *f, const char *lead, const char *name, unsigned cmd,
   }
   plain(f, &col, indent, extra);
   fputc('\n', f);
-  if (!details)
-    return;
-  fprintf(f, "\noptions (each sets the collectd option in brackets; same "
-             "ranges and defaults):\n");
-  for (size_t i = 0; i < k; i++) {
-    const dp_option_t *o = rows[i];
-    char allowed[256];
-    flag_arg(o, arg, sizeof(arg));
-    dp_option_allowed(o, allowed, sizeof(allowed));
-    col = (size_t)fprintf(f, "  --%s%s%s", o->flag, arg[0] ? " " : "", arg);
-    if (col + 2 > 24) {
-      fprintf(f, "\n%24s", "");
-    } else {
-      fprintf(f, "%*s", (int)(24 - col), "");
+}
+
+/* ---- help ----------------------------------------------------------------
+ */
+
+void dp_cli_help_usage(FILE *f, const dp_cli_help_t *h) {
+  for (size_t i = 0; h->usage[i] != NULL; i++) {
+    const char *lead = i ? "       " : "usage: ";
+    if (i == 0 && h->table) {
+      table_synopsis(f, lead, h->name, h->table, h->usage[0]);
+      continue;
     }
-    col = 24;
-    plain(f, &col, 24, o->help);
-    snprintf(word, sizeof(word), "[%s: %s%s%s%s]", o->key, allowed,
-             o->def ? "; default " : "", o->def ? o->def : "",
-             o->def && o->kind == DP_OPT_DURATION ? " s" : "");
-    for (char *w = strtok(word, " "); w; w = strtok(NULL, " "))
-      wrap_word(f, &col, 24, w);
+    size_t col = (size_t)fprintf(f, "%sdiskprobe %s ", lead, h->name);
+    plain(f, &col, col, h->usage[i]);
     fputc('\n', f);
   }
+}
+
+/* text wrapped at 78 columns from column indent, a blank line between the
+ * paragraphs ("\n\n") */
+static void paragraphs(FILE *f, size_t indent, const char *text) {
+  char para[2048];
+  while (*text) {
+    const char *e = strstr(text, "\n\n");
+    size_t n = e ? (size_t)(e - text) : strlen(text);
+    snprintf(para, sizeof(para), "%.*s", (int)n, text);
+    for (char *c = para; *c; c++)
+      if (*c == '\n')
+        *c = ' ';
+    size_t col = (size_t)fprintf(f, "%*s", (int)indent, "");
+    plain(f, &col, indent, para);
+    fputc('\n', f);
+    text += n;
+    if (*text) {
+      text += 2;
+      fputc('\n', f);
+    }
+  }
+}
+
+void dp_cli_help(FILE *f, const dp_cli_help_t *h) {
+  fprintf(f, "diskprobe %s: %s\n\n", h->name, h->purpose);
+  dp_cli_help_usage(f, h);
+  fprintf(f, "\noptions:\n");
+  for (const dp_cli_opt_help_t *o = h->opts; o && o->flag; o++)
+    opt_line(f, o->flag, o->help);
+  opt_line(f, "-h, --help", "this help");
+  if (h->table) {
+    fprintf(f, "\nprobe and target options (each sets the collectd option "
+               "in brackets;\nsame ranges and defaults):\n");
+    table_help(f, h->table);
+  }
+  if (h->notes) {
+    fputc('\n', f);
+    paragraphs(f, 0, h->notes);
+  }
+  fprintf(f, "\nexample%s:\n", h->examples[1] ? "s" : "");
+  for (size_t i = 0; h->examples[i] != NULL; i++)
+    fprintf(f, "  %s\n", h->examples[i]);
 }
 
 int dp_cli_getopt_error(const char *cmdname, int ch, char **argv) {
