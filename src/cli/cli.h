@@ -77,6 +77,31 @@ extern const dp_cli_help_t dp_cli_help_run, dp_cli_help_watch, dp_cli_help_stat,
 /* The top-level usage: every command and its purpose (main.c). */
 void dp_cli_usage(FILE *f);
 
+/* ---- figures for people (common.c) -----------------------------------
+ *
+ * Text and HTML output write figures with these (JSON keeps machine
+ * numbers): three significant figures, thousands grouped with ",", no
+ * exponent; "-" when v is not finite. Each returns buf. */
+
+/* A count or rate of operations: 55,820 (>= 1000: the whole number),
+ * 812, 81.2, 8.12. */
+const char *dp_cli_fmt_count(double v, char *buf, size_t len);
+
+/* A latency given in seconds: 45.8 µs, 1.23 ms, 2.05 s. */
+const char *dp_cli_fmt_latency(double s, char *buf, size_t len);
+
+/* A throughput given in bytes/s, in MB/s (10^6): 1,250 MB/s, 512 MB/s,
+ * 45.3 MB/s. With unit 0 the number alone (a column titled MB/s). */
+const char *dp_cli_fmt_mbps(double bytes_per_s, int unit, char *buf,
+                            size_t len);
+
+/* A ratio: 24.1, 1.50, 0.0415 (three significant figures). */
+const char *dp_cli_fmt_ratio(double r, char *buf, size_t len);
+
+/* Prints s padded with blanks to width display columns (UTF-8: "µ" is
+ * one column): right-aligned for width > 0, left for width < 0. */
+void dp_cli_pad(FILE *f, const char *s, int width);
+
 /* `diskprobe run ...`: argv[0] is "run". Returns the exit status. */
 int dp_cmd_run(int argc, char **argv);
 

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "units.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -252,6 +253,107 @@ void dp_cli_help(FILE *f, const dp_cli_help_t *h) {
   fprintf(f, "\nexample%s:\n", h->examples[1] ? "s" : "");
   for (size_t i = 0; h->examples[i] != NULL; i++)
     fprintf(f, "  %s\n", h->examples[i]);
+}
+
+/* ---- figures for people --------------------------------------------------
+ */
+
+/* "1,234,567" from a whole number's digits (v >= 0, rounded). */
+static void grouped(double v, char *buf, size_t len) {
+  char d[64];
+  snprintf(d, sizeof(d), "%.0f", v);
+  size_t n = strlen(d), j = 0;
+  for (size_t i = 0; i < n && j + 2 < len; i++) {
+    if (i > 0 && (n - i) % 3 == 0)
+      buf[j++] = ',';
+    buf[j++] = d[i];
+  }
+  buf[j] = '\0';
+}
+
+/* v >= 0 with three significant figures (the whole number, grouped, from
+ * 1000); returns the decimals used, or -1 for the grouped form. */
+static int sig3(double v, char *buf, size_t len) {
+  double a = fabs(v);
+  int dec = a >= 99.95 ? 0 : a >= 9.995 ? 1 : a >= 0.9995 ? 2 : 3;
+  if (a >= 999.5) {
+    char g[64];
+    grouped(a, g, sizeof(g));
+    snprintf(buf, len, "%s%s", v < 0 ? "-" : "", g);
+    return -1;
+  }
+  if (a > 0 && a < 0.9995) /* 0.0415, 0.00123: three figures after zeros */
+    dec = 2 - (int)floor(log10(a)) > 3 ? 2 - (int)floor(log10(a)) : 3;
+  snprintf(buf, len, "%.*f", dec, v);
+  return dec;
+}
+
+const char *dp_cli_fmt_count(double v, char *buf, size_t len) {
+  if (!isfinite(v))
+    snprintf(buf, len, "-");
+  else if (v == 0)
+    snprintf(buf, len, "0");
+  else
+    sig3(v, buf, len);
+  return buf;
+}
+
+const char *dp_cli_fmt_latency(double s, char *buf, size_t len) {
+  static const struct {
+    double scale, below;
+    const char *unit;
+  } u[] = {{1e9, 999.5e-9, "ns"},
+           {1e6, 999.5e-6, "µs"},
+           {1e3, 999.5e-3, "ms"},
+           {1, INFINITY, "s"}};
+  if (!isfinite(s)) {
+    snprintf(buf, len, "-");
+    return buf;
+  }
+  size_t i = 0;
+  while (fabs(s) >= u[i].below)
+    i++;
+  char n[64];
+  if (s == 0)
+    snprintf(n, sizeof(n), "0");
+  else
+    sig3(s * u[i].scale, n, sizeof(n));
+  snprintf(buf, len, "%s %s", n, u[i].unit);
+  return buf;
+}
+
+const char *dp_cli_fmt_mbps(double bytes_per_s, int unit, char *buf,
+                            size_t len) {
+  char n[64];
+  if (!isfinite(bytes_per_s)) {
+    snprintf(buf, len, "-");
+    return buf;
+  }
+  dp_cli_fmt_count(bytes_per_s / 1e6, n, sizeof(n));
+  snprintf(buf, len, "%s%s", n, unit ? " MB/s" : "");
+  return buf;
+}
+
+const char *dp_cli_fmt_ratio(double r, char *buf, size_t len) {
+  if (!isfinite(r))
+    snprintf(buf, len, "-");
+  else if (r == 0)
+    snprintf(buf, len, "0");
+  else
+    sig3(r, buf, len);
+  return buf;
+}
+
+void dp_cli_pad(FILE *f, const char *s, int width) {
+  int cols = 0;
+  for (const char *c = s; *c; c++)
+    cols += ((unsigned char)*c & 0xC0) != 0x80;
+  int w = width < 0 ? -width : width;
+  if (width > 0)
+    fprintf(f, "%*s", w > cols ? w - cols : 0, "");
+  fputs(s, f);
+  if (width < 0)
+    fprintf(f, "%*s", w > cols ? w - cols : 0, "");
 }
 
 int dp_cli_getopt_error(const char *cmdname, int ch, char **argv) {

@@ -81,6 +81,11 @@ cat "$d/fleet.txt"
 first=$(awk 'NR == 2 { print $2 "/" $3 " " $4 " " $5 " " $6 }' "$d/fleet.txt")
 [ "$first" = "h3/fast sda SSD-A 3" ] && pass "fleet text: h3's disk first, class SSD-A of 3" ||
   fail "fleet text: first row '$first', want 'h3/fast sda SSD-A 3'"
+# figures for people: IOPS grouped (15,036), latency in µs or ms, MB/s; no
+# "%g" exponent (1.504e+04)
+grep -Eq '^1 .* [0-9]{1,3}(\.[0-9]+)? (µs|ms) \(x[0-9.]+\) +[0-9]{1,3},[0-9]{3} \(x[0-9.]+\) +[0-9.]+ MB/s \(x' "$d/fleet.txt" &&
+  ! grep -Eq '[0-9]e[-+][0-9]' "$d/fleet.txt" && pass "fleet text: figures for people (µs/ms, 15,036, MB/s), no exponent" ||
+  fail "fleet text: figures not formatted for people"
 "$dp" fleet --since 1h --format json "$root" >"$d/fleet.json" || fail "fleet --format json exited $?"
 py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $1" "$d/fleet.json"; }
 py 'assert [r["host"] for r in d["disks"]][0] == "h3", d' &&
@@ -104,6 +109,8 @@ nfs=$(py "print(len(d['failslow']), sum(r['flagged'] for r in d['failslow']))")
 "$dp" fleet --since 1h --format html --out "$d/fleet.html" "$root" || fail "fleet --format html exited $?"
 grep -q '<tr class="bad"><td>1</td><td>h3</td>' "$d/fleet.html" &&
   pass "fleet html: h3 first, marked bad" || fail "fleet html: no bad first row for h3"
+grep -Eq '[0-9]e[-+][0-9]' "$d/fleet.html" && fail "fleet html: a figure with an exponent" ||
+  pass "fleet html: no figure with an exponent"
 grep -Eqi '(src|href)=|url\(' "$d/fleet.html" && fail "fleet html: refers to an external asset" ||
   pass "fleet html: self-contained"
 [ "$(grep -c '^<tr class=' "$d/fleet.html")" = 4 ] && pass "fleet html: 4 rows" || fail "fleet html: not 4 rows"
