@@ -23,8 +23,84 @@ static inline int dp_cli_format(const char *s) {
   return strcmp(s, "text") == 0 ? 0 : -1;
 }
 
-/* The usage text of every subcommand. */
+/* ---- help: one layout for every subcommand (common.c) -----------------
+ *
+ * `diskprobe CMD --help` (and -h) prints, from the command's dp_cli_help_t:
+ *
+ *   diskprobe CMD: PURPOSE
+ *
+ *   usage: diskprobe CMD ...            (one line per form, wrapped)
+ *
+ *   options:
+ *     --flag ARG          what it does   (the command's own, then -h)
+ *
+ *   probe and target options (...):     (run, watch: the option table)
+ *     --queue-depth N     ... [QueueDepth: 1–256; default 1]
+ *
+ *   NOTES (operands, output), wrapped
+ *
+ *   examples:
+ *     diskprobe CMD ...
+ *
+ * on stdout, exit 0; a usage error prints its one line and the usage
+ * lines on stderr, exit 2. `diskprobe --help` lists every command with its
+ * purpose (main.c). */
+
+/* One of a command's own flags: "--since DURATION" and what it does. */
+typedef struct {
+  const char *flag;
+  const char *help;
+} dp_cli_opt_help_t;
+
+typedef struct {
+  const char *name;              /* "fleet" */
+  const char *purpose;           /* one line: what the command is for */
+  unsigned table;                /* option-table flags taken (DP_CLI_RUN...) */
+  const char *const *usage;      /* own flags and operands per form; NULL-ended;
+                                    the table's flags lead the first form */
+  const dp_cli_opt_help_t *opts; /* own flags, {NULL} ended (-h added) */
+  const char *notes;           /* operands, output; "\n\n" between paragraphs */
+  const char *const *examples; /* NULL-ended, at least one */
+} dp_cli_help_t;
+
+/* The whole help text of h. */
+void dp_cli_help(FILE *f, const dp_cli_help_t *h);
+
+/* Only h's usage lines ("usage: diskprobe NAME ...", "       ..."). */
+void dp_cli_help_usage(FILE *f, const dp_cli_help_t *h);
+
+/* Every command's help (the cmd_*.c files; options: main.c). */
+extern const dp_cli_help_t dp_cli_help_run, dp_cli_help_watch, dp_cli_help_stat,
+    dp_cli_help_replay, dp_cli_help_failslow, dp_cli_help_fleet,
+    dp_cli_help_compare, dp_cli_help_metrics;
+
+/* The top-level usage: every command and its purpose (main.c). */
 void dp_cli_usage(FILE *f);
+
+/* ---- figures for people (common.c) -----------------------------------
+ *
+ * Text and HTML output write figures with these (JSON keeps machine
+ * numbers): three significant figures, thousands grouped with ",", no
+ * exponent; "-" when v is not finite. Each returns buf. */
+
+/* A count or rate of operations: 55,820 (>= 1000: the whole number),
+ * 812, 81.2, 8.12. */
+const char *dp_cli_fmt_count(double v, char *buf, size_t len);
+
+/* A latency given in seconds: 45.8 µs, 1.23 ms, 2.05 s. */
+const char *dp_cli_fmt_latency(double s, char *buf, size_t len);
+
+/* A throughput given in bytes/s, in MB/s (10^6): 1,250 MB/s, 512 MB/s,
+ * 45.3 MB/s. With unit 0 the number alone (a column titled MB/s). */
+const char *dp_cli_fmt_mbps(double bytes_per_s, int unit, char *buf,
+                            size_t len);
+
+/* A ratio: 24.1, 1.50, 0.0415 (three significant figures). */
+const char *dp_cli_fmt_ratio(double r, char *buf, size_t len);
+
+/* Prints s padded with blanks to width display columns (UTF-8: "µ" is
+ * one column): right-aligned for width > 0, left for width < 0. */
+void dp_cli_pad(FILE *f, const char *s, int width);
 
 /* `diskprobe run ...`: argv[0] is "run". Returns the exit status. */
 int dp_cmd_run(int argc, char **argv);
@@ -87,12 +163,6 @@ void dp_cli_longopts(unsigned cmd, const struct option *extra,
  * setters. 0, or -1 after printing one line on stderr. */
 int dp_cli_apply(dp_cli_conf_t *c, const char *cmdname, int val,
                  const char *arg);
-
-/* Prints "usage: diskprobe NAME [--flag ARG]... extra" wrapped, from the
- * table's flags for cmd; extra holds the command's own flags and operands.
- * With details, one line per flag with its key, range and default. */
-void dp_cli_synopsis(FILE *f, const char *lead, const char *name, unsigned cmd,
-                     const char *extra, int details);
 
 /* One line on stderr for a getopt error (':' missing value, '?' unknown
  * option); returns 2. */

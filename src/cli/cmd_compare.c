@@ -16,15 +16,27 @@
  * class:NAME (every target whose disk is of that class), the rows between
  * now - since and now. A side of several targets pools their rounds.
  *
- * Per round: randread-qd1's p50 and mean latency and IOPS, randread-qd32's
- * IOPS, seqread's bytes/s (from a recording: "bytes_per_second", or in
- * older lines without it the IOPS times the default seqread block, 1 MiB). The
- * row's figure is the median of the rounds' p50s, the mean of the other
- * per-round values, the least and the largest sequential rate (fleetstat.h: the
- * interval is a circular block bootstrap over rounds, blocks of
- * n^(1/3) rounds because rounds on a shared disk are autocorrelated;
- * "different" when the whole interval lies beyond 10 % either way; "too
- * few rounds" under 5; the min and max rows' intervals are rough).
+ * Per round: randread-qd1's and randread-qd32's IOPS, p50 and mean
+ * latency, seqread's bytes/s (from a recording: "bytes_per_second", or in
+ * older lines without it the IOPS times the default seqread block, 1 MiB).
+ * The row's figure is the median of the rounds' p50s, the mean of the
+ * other per-round values, the least and the largest sequential rate
+ * (fleetstat.h: the interval is a circular block bootstrap over rounds,
+ * blocks of n^(1/3) rounds because rounds on a shared disk are
+ * autocorrelated; "different" when the whole interval lies beyond 10 %
+ * either way; "too few rounds" under 5; the min and max rows' intervals
+ * are rough).
+ *
+ * Text leads with what separates the sides: up to three rows "different",
+ * the largest factor (ratio or its inverse) first, "IOPS at QD32: 96.8x
+ * lower on B (495 vs 47,894 on A)", or a line saying no row is beyond
+ * noise and the largest difference; then the table by probe depth. A
+ * throttled volume (tests/fixtures/compare) keeps its QD1 p50 while its
+ * IOPS and mean latency move 20x: the p50 ratio alone, the old first row,
+ * said "within noise". QD32's latencies and the sequential min and max
+ * are in the table but never lead (see rows[]). JSON: "rows" in their old
+ * order with QD32's p50 and mean appended and each row's "probe", and
+ * "separations", every row that may lead in that order.
  *
  * Exit 0 when both sides were read, 2 on bad usage or unreadable input
  * (one line on stderr).
@@ -53,28 +65,45 @@ typedef struct {
   dp_rrdin_values_t s[DP_RRDIN_NSERIES];
 } side_t;
 
+/* The figures compared. JSON's "rows" keep this order (consumers index
+ * them: add rows at the end); text shows them by group, in `show` order. */
+enum { G_QD1, G_QD32, G_SEQ, NGROUPS };
+enum { F_IOPS, F_MEAN, F_P50, F_SEQ }; /* what a row measures */
+
 static const struct {
-  const char *key, *label, *unit;
+  const char *key, *unit;
   int series;
   dp_fleetstat_kind_t kind;
-  double scale; /* into the displayed unit */
-  const char *shown;
+  int group, what;
+  const char *label; /* in the table, under its group */
+  const char *name;  /* in a separation line: "IOPS at QD32" */
+  /* may lead the output: not the rough min and max, nor QD32's latencies
+   * (at a fixed depth the mean is the IOPS restated, depth / IOPS, and
+   * the p50 under a throttle the throttle's queue) */
+  int headline;
 } rows[] = {
-    {"qd1_p50_s", "access time, QD1 p50", "s", DP_RRDIN_QD1_P50_S,
-     DP_FLEETSTAT_MEDIAN, 1e3, "ms"},
-    {"qd1_mean_s", "access time, QD1 mean", "s", DP_RRDIN_QD1_MEAN_S,
-     DP_FLEETSTAT_MEAN, 1e3, "ms"},
-    {"qd1_iops", "8 KiB IOPS, QD1", "1/s", DP_RRDIN_QD1_IOPS, DP_FLEETSTAT_MEAN,
-     1, "I/O/s"},
-    {"qd32_iops", "8 KiB IOPS, QD32", "1/s", DP_RRDIN_QD32_IOPS,
-     DP_FLEETSTAT_MEAN, 1, "I/O/s"},
-    {"seq_min_bytes_per_s", "sequential, min", "bytes/s", DP_RRDIN_SEQ_BPS,
-     DP_FLEETSTAT_MIN, 1e-6, "MB/s"},
-    {"seq_avg_bytes_per_s", "sequential, avg", "bytes/s", DP_RRDIN_SEQ_BPS,
-     DP_FLEETSTAT_MEAN, 1e-6, "MB/s"},
-    {"seq_max_bytes_per_s", "sequential, max", "bytes/s", DP_RRDIN_SEQ_BPS,
-     DP_FLEETSTAT_MAX, 1e-6, "MB/s"},
+    {"qd1_p50_s", "s", DP_RRDIN_QD1_P50_S, DP_FLEETSTAT_MEDIAN, G_QD1, F_P50,
+     "latency p50", "p50 latency at QD1", 1},
+    {"qd1_mean_s", "s", DP_RRDIN_QD1_MEAN_S, DP_FLEETSTAT_MEAN, G_QD1, F_MEAN,
+     "latency mean", "mean latency at QD1", 1},
+    {"qd1_iops", "1/s", DP_RRDIN_QD1_IOPS, DP_FLEETSTAT_MEAN, G_QD1, F_IOPS,
+     "IOPS", "IOPS at QD1", 1},
+    {"qd32_iops", "1/s", DP_RRDIN_QD32_IOPS, DP_FLEETSTAT_MEAN, G_QD32, F_IOPS,
+     "IOPS", "IOPS at QD32", 1},
+    {"seq_min_bytes_per_s", "bytes/s", DP_RRDIN_SEQ_BPS, DP_FLEETSTAT_MIN,
+     G_SEQ, F_SEQ, "MB/s, least round", "least sequential MB/s", 0},
+    {"seq_avg_bytes_per_s", "bytes/s", DP_RRDIN_SEQ_BPS, DP_FLEETSTAT_MEAN,
+     G_SEQ, F_SEQ, "MB/s, mean", "sequential MB/s", 1},
+    {"seq_max_bytes_per_s", "bytes/s", DP_RRDIN_SEQ_BPS, DP_FLEETSTAT_MAX,
+     G_SEQ, F_SEQ, "MB/s, largest round", "largest sequential MB/s", 0},
+    {"qd32_p50_s", "s", DP_RRDIN_QD32_P50_S, DP_FLEETSTAT_MEDIAN, G_QD32, F_P50,
+     "latency p50", "p50 latency at QD32", 0},
+    {"qd32_mean_s", "s", DP_RRDIN_QD32_MEAN_S, DP_FLEETSTAT_MEAN, G_QD32,
+     F_MEAN, "latency mean", "mean latency at QD32", 0},
 };
+static const char *const group_title[NGROUPS] = {
+    "QD1 random reads (randread-qd1)", "QD32 random reads (randread-qd32)",
+    "sequential reads (seqread)"};
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
 static int oom(void) {
@@ -105,6 +134,8 @@ static int add_record(side_t *sd, const dp_replay_rec_t *r, double seq_block) {
     v[DP_RRDIN_QD1_MEAN_S] = r->mean;
     v[DP_RRDIN_QD1_IOPS] = r->iops;
   } else if (strcmp(r->probe, "randread-qd32") == 0) {
+    v[DP_RRDIN_QD32_P50_S] = r->p50;
+    v[DP_RRDIN_QD32_MEAN_S] = r->mean;
     v[DP_RRDIN_QD32_IOPS] = r->iops;
   } else if (strcmp(r->probe, "seqread") == 0) {
     v[DP_RRDIN_SEQ_BPS] =
@@ -178,32 +209,129 @@ static int side_from_rrd(side_t *sd, const char *root,
   return 0;
 }
 
+/* ---- what separates the sides ------------------------------------------ */
+
+/* How far apart a row's sides are, as a factor >= 1; 0 without a ratio. */
+static double factor(const dp_fleetstat_ratio_t *r) {
+  if (!isfinite(r->ratio) || r->ratio <= 0)
+    return 0;
+  return r->ratio >= 1 ? r->ratio : 1 / r->ratio;
+}
+
+/* The rows that may lead, the largest separation first: rows whose
+ * difference is beyond noise before the others, then by factor. Returns
+ * how many are in order[]. */
+static size_t separations(const dp_fleetstat_ratio_t *r, size_t *order) {
+  size_t n = 0;
+  for (size_t i = 0; i < NROWS; i++)
+    if (rows[i].headline && factor(&r[i]) > 0)
+      order[n++] = i;
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0; j--) {
+      const dp_fleetstat_ratio_t *x = &r[order[j - 1]], *y = &r[order[j]];
+      int dx = x->verdict == DP_FLEETSTAT_DIFFERENT;
+      int dy = y->verdict == DP_FLEETSTAT_DIFFERENT;
+      if (dx > dy || (dx == dy && factor(x) >= factor(y)))
+        break;
+      size_t t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  return n;
+}
+
+/* Is B lower than A on this row? */
+static int b_lower(const dp_fleetstat_ratio_t *r) { return r->ratio < 1; }
+
+/* One side's figure for people: 11,422 (IOPS), 93.0 µs, 512 MB/s. */
+static const char *figure(size_t i, double v, char *buf, size_t len) {
+  if (rows[i].what == F_IOPS)
+    return dp_cli_fmt_count(v, buf, len);
+  if (rows[i].what == F_SEQ)
+    return dp_cli_fmt_mbps(v, 1, buf, len);
+  return dp_cli_fmt_latency(v, buf, len);
+}
+
+/* "IOPS at QD32: 24.1x lower on B (500 vs 12,050 on A)", and the verdict
+ * when it is not "different". */
+static void print_separation(size_t i, const dp_fleetstat_ratio_t *r) {
+  char f[48], a[32], b[32];
+  double x = factor(r);
+  if (x < 1.005)
+    snprintf(f, sizeof(f), "the same");
+  else
+    snprintf(f, sizeof(f), x >= 10 ? "%.1fx %s" : "%.2fx %s", x,
+             b_lower(r) ? "lower" : "higher");
+  printf("%s: %s on B (%s vs %s on A)%s%s\n", rows[i].name, f,
+         figure(i, r->b, b, sizeof(b)), figure(i, r->a, a, sizeof(a)),
+         r->verdict == DP_FLEETSTAT_DIFFERENT ? "" : ", ",
+         r->verdict == DP_FLEETSTAT_DIFFERENT
+             ? ""
+             : dp_fleetstat_verdict_name(r->verdict));
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
+/* The separations (up to three beyond noise, else the largest), then the
+ * table by probe depth. */
 static void print_text(const side_t *a, const side_t *b,
                        const dp_fleetstat_ratio_t *r) {
-  printf("A: %s\nB: %s\n", a->name, b->name);
-  printf("%-24s %12s %12s %8s %17s  %s\n", "", "A", "B", "B/A", "95% interval",
-         "verdict");
-  for (size_t i = 0; i < NROWS; i++) {
-    char label[64], ci[40];
-    snprintf(label, sizeof(label), "%s (%s)", rows[i].label, rows[i].shown);
-    if (isfinite(r[i].lo))
-      snprintf(ci, sizeof(ci), "%.3f - %.3f", r[i].lo, r[i].hi);
-    else
-      snprintf(ci, sizeof(ci), "-");
-    printf("%-24s %12.4g %12.4g %8.3f %17s  %s\n", label,
-           r[i].a * rows[i].scale, r[i].b * rows[i].scale, r[i].ratio, ci,
-           dp_fleetstat_verdict_name(r[i].verdict));
+  size_t order[NROWS], n = separations(r, order), shown = 0;
+  for (size_t k = 0; k < n && k < 3; k++)
+    if (r[order[k]].verdict == DP_FLEETSTAT_DIFFERENT) {
+      print_separation(order[k], &r[order[k]]);
+      shown++;
+    }
+  if (shown == 0 && n > 0) {
+    printf("no figure separates B from A beyond noise; the largest "
+           "difference:\n");
+    print_separation(order[0], &r[order[0]]);
+  } else if (n == 0) {
+    printf("no figure measured on both sides\n");
   }
-  printf("rounds: A %zu, B %zu (randread-qd1); interval: circular block "
-         "bootstrap over rounds (blocks of %zu and %zu rounds), "
-         "\"different\" when it lies wholly beyond 10 %% either way\n",
+  printf("\nA: %s\nB: %s\n", a->name, b->name);
+  printf("%-24s %10s %10s %8s %17s  %s\n", "", "A", "B", "B/A", "95% interval",
+         "verdict");
+  static const int shown_as[] = {F_IOPS, F_MEAN, F_P50, F_SEQ};
+  for (int g = 0; g < NGROUPS; g++) {
+    printf("%s\n", group_title[g]);
+    for (size_t k = 0; k < NROWS * 4; k++) { /* rows by what, then in order */
+      size_t i = k % NROWS;
+      if (rows[i].group != g || rows[i].what != shown_as[k / NROWS])
+        continue;
+      char va[32], vb[32], ratio[32], lo[32], hi[32], ci[72];
+      figure(i, r[i].a, va, sizeof(va));
+      figure(i, r[i].b, vb, sizeof(vb));
+      if (rows[i].what == F_SEQ) { /* the column says MB/s */
+        dp_cli_fmt_mbps(r[i].a, 0, va, sizeof(va));
+        dp_cli_fmt_mbps(r[i].b, 0, vb, sizeof(vb));
+      }
+      if (isfinite(r[i].lo))
+        snprintf(ci, sizeof(ci), "%s - %s",
+                 dp_cli_fmt_ratio(r[i].lo, lo, sizeof(lo)),
+                 dp_cli_fmt_ratio(r[i].hi, hi, sizeof(hi)));
+      else
+        snprintf(ci, sizeof(ci), "-");
+      printf("  %-22s ", rows[i].label);
+      dp_cli_pad(stdout, va, 10);
+      putchar(' ');
+      dp_cli_pad(stdout, vb, 10);
+      printf(" %8s %17s  %s\n",
+             dp_cli_fmt_ratio(r[i].ratio, ratio, sizeof(ratio)), ci,
+             dp_fleetstat_verdict_name(r[i].verdict));
+    }
+  }
+  printf("rounds: A %zu, B %zu (randread-qd1). IOPS and latency mean: the "
+         "mean of the\nrounds', p50: their median. Interval: circular block "
+         "bootstrap over rounds\n(blocks of %zu and %zu rounds); "
+         "\"different\" when it lies wholly beyond 10 %%\neither way.\n",
          r[0].na, r[0].nb, r[0].block_a, r[0].block_b);
 }
 
 static void print_json(const side_t *a, const side_t *b,
                        const dp_fleetstat_ratio_t *r) {
+  static const char *const probe[NGROUPS] = {"randread-qd1", "randread-qd32",
+                                             "seqread"};
   json_t *o = dp_cli_json_object();
   dp_cli_json_set(o, "a", dp_cli_json_str(a->name));
   dp_cli_json_set(o, "b", dp_cli_json_str(b->name));
@@ -223,9 +351,24 @@ static void print_json(const side_t *a, const side_t *b,
     dp_cli_json_set(x, "rounds_b", dp_cli_json_uint(r[i].nb));
     dp_cli_json_set(x, "verdict",
                     dp_cli_json_str(dp_fleetstat_verdict_name(r[i].verdict)));
+    dp_cli_json_set(x, "probe", dp_cli_json_str(probe[rows[i].group]));
     dp_cli_json_append(rs, x);
   }
   dp_cli_json_set(o, "rows", rs);
+  size_t order[NROWS], n = separations(r, order);
+  json_t *sep = dp_cli_json_array();
+  for (size_t k = 0; k < n; k++) {
+    const dp_fleetstat_ratio_t *x = &r[order[k]];
+    json_t *e = dp_cli_json_object();
+    dp_cli_json_set(e, "figure", dp_cli_json_str(rows[order[k]].key));
+    dp_cli_json_set(e, "factor", dp_cli_json_num(factor(x)));
+    dp_cli_json_set(e, "b_is",
+                    dp_cli_json_str(b_lower(x) ? "lower" : "higher"));
+    dp_cli_json_set(e, "verdict",
+                    dp_cli_json_str(dp_fleetstat_verdict_name(x->verdict)));
+    dp_cli_json_append(sep, e);
+  }
+  dp_cli_json_set(o, "separations", sep);
   dp_cli_json_set(o, "method",
                   dp_cli_json_str("circular block bootstrap of the ratio, "
                                   "blocks of n^(1/3) rounds, 2000 resamples, "
@@ -257,12 +400,45 @@ typedef struct {
   double since_s;
 } opts_t;
 
+static const char *const compare_usage[] = {
+    "[--format text|json] FILE_A FILE_B",
+    "--rrd DIR [--since 24h] [--format text|json] A B", NULL};
+static const dp_cli_opt_help_t compare_opts[] = {
+    {"--rrd DIR",
+     "read the sides from a central collectd server's RRD tree; A and B are "
+     "each HOST, HOST/TARGET or class:NAME"},
+    {"--since DURATION", "with --rrd: the window up to now (default 24h)"},
+    {"--format text|json",
+     "the largest separations first, then the table (text, the default), or "
+     "one JSON object"},
+    {NULL, NULL}};
+static const char *const compare_examples[] = {
+    "diskprobe compare before.jsonl after.jsonl",
+    "diskprobe compare --rrd /var/lib/collectd/rrd --since 6h db1/data "
+    "db2/data",
+    "diskprobe compare --rrd /var/lib/collectd/rrd class:SSD-A db3", NULL};
+const dp_cli_help_t dp_cli_help_compare = {
+    "compare",
+    "what separates two disks, hosts or classes, beyond noise",
+    0,
+    compare_usage,
+    compare_opts,
+    "Without --rrd, FILE_A and FILE_B are recordings of diskprobe watch "
+    "--format json (- for standard input). The first lines name the figures "
+    "that separate B from A most (IOPS, mean and p50 latency at QD1 and "
+    "QD32, sequential MB/s), largest first; the table then gives per probe "
+    "depth each side's figure, the ratio B/A, its 95 % interval (a block "
+    "bootstrap over rounds) and a verdict: different (the whole interval "
+    "beyond 10 % either way), within noise, or too few rounds (under 5). "
+    "Exit status: 0 when both sides were read, 2 on bad usage or unreadable "
+    "input.",
+    compare_examples};
+
 static int usage(FILE *f, int rc) {
-  fputs("usage: diskprobe compare [--format text|json] FILE_A FILE_B\n"
-        "       diskprobe compare --rrd DIR [--since 24h] [--format "
-        "text|json] A B\n"
-        "       (A, B: HOST, HOST/TARGET or class:NAME of the RRD tree)\n",
-        f);
+  if (f == stdout)
+    dp_cli_help(f, &dp_cli_help_compare);
+  else
+    dp_cli_help_usage(f, &dp_cli_help_compare);
   return rc;
 }
 
@@ -275,7 +451,7 @@ static int compare_options(int argc, char **argv, opts_t *o) {
                                        {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
     switch (c) {
     case 's':
       if (dp_cli_since(CMD, optarg, &o->since_s) != 0)

@@ -375,27 +375,57 @@ static int parse_ratio(const char *flag, const char *arg, double *out) {
   return 0;
 }
 
-static void print_usage(void) {
-  printf("usage: diskprobe failslow [--format text|json] [--drives] "
-         "[--flag-ratio R] [--clear-ratio R]\n"
-         "         [--window-steps N] [--model-windows N] "
-         "[--score-windows N]\n"
-         "         [--min-score-windows N] [--clear-windows N] "
-         "[--long-windows N]\n"
-         "         [--long-ratio R] [--long-z Z] [--persist-ratio R] "
-         "[--day-windows N]\n"
-         "         [--day-ratio R] [--trace]\n"
-         "         (--collectd-csv DIR | --devview-json FILE)...\n"
-         "--collectd-csv: collectd's csv DataDir (or a host's directory in "
-         "it) with the\n"
-         "  device view's diskprobe-dev-DISK/{bytes_per_second,"
-         "operations_per_second,latency}-*\n"
-         "  series; --devview-json: JSON lines {\"time\", \"host\", "
-         "\"device\", \"read_bytes_per_s\",\n"
-         "  \"write_bytes_per_s\", \"reads_per_s\", \"writes_per_s\", "
-         "\"read_await_s\", \"write_await_s\"}\n"
-         "  (FILE - for stdin). A host's whole disks are one peer group.\n");
-}
+static const char *const fs_usage[] = {
+    "[--format text|json] [--drives] [--trace] [tuning] "
+    "(--collectd-csv DIR | --devview-json FILE)...",
+    NULL};
+static const dp_cli_opt_help_t fs_opts[] = {
+    {"--collectd-csv DIR",
+     "collectd's csv DataDir (or a host's directory in it) with the device "
+     "view's series: diskprobe-dev-DISK/ bytes_per_second-*, "
+     "operations_per_second-*, latency-*"},
+    {"--devview-json FILE",
+     "JSON lines {time, host, device, read_bytes_per_s, write_bytes_per_s, "
+     "reads_per_s, writes_per_s, read_await_s, write_await_s}, or watch's "
+     "device-view lines as they are (- for standard input)"},
+    {"--format text|json",
+     "flags and clears in words and a line per host (text, the default), or "
+     "one JSON object per disk when it is first flagged"},
+    {"--drives", "text: a line per disk with its largest score"},
+    {"--trace", "text: the detector's parameters, then every window's "
+                "verdict per disk"},
+    {"--flag-ratio R", "tuning: flag at this 2-hour score (1.9)"},
+    {"--clear-ratio R", "clear below this score (1.4)"},
+    {"--window-steps N", "intervals per window (20, scaled to 5 min)"},
+    {"--model-windows N", "windows of peers' points for the model (12)"},
+    {"--score-windows N", "windows in the 2-hour score's median (24)"},
+    {"--min-score-windows N", "valid windows before a score (12)"},
+    {"--clear-windows N", "windows below --clear-ratio to clear (6)"},
+    {"--long-windows N", "windows in the long score (144)"},
+    {"--long-ratio R", "the sustained rule's long score (1.1)"},
+    {"--long-z Z", "and robust deviations above the peers (40)"},
+    {"--persist-ratio R", "the persistent rule: every block's median (1.25)"},
+    {"--day-windows N", "the persistent rule's day horizon (288)"},
+    {"--day-ratio R", "every block of it at least this (1.14)"},
+    {NULL, NULL}};
+static const char *const fs_examples[] = {
+    "diskprobe failslow --collectd-csv /var/lib/collectd/csv",
+    "diskprobe watch --format json /dev/sdb | diskprobe failslow "
+    "--devview-json -",
+    "diskprobe failslow --drives --flag-ratio 1.5 --devview-json view.jsonl",
+    NULL};
+const dp_cli_help_t dp_cli_help_failslow = {
+    "failslow",
+    "recorded per-disk series through the fail-slow detector",
+    0,
+    fs_usage,
+    fs_opts,
+    "Each input may be given more than once; a host's whole disks (not "
+    "partitions, dm or md) are one peer group. Defaults of the tuning flags "
+    "are the detector's (src/failslow.h), scaled to the data's interval. "
+    "Exit status: 0 when the input was read, 2 on bad usage or unreadable "
+    "input.",
+    fs_examples};
 
 enum {
   O_FMT = 1,
@@ -490,7 +520,7 @@ static int apply_option(opts_t *o, int ch, char **argv) {
     bad = parse_ratio("--day-ratio", optarg, &o->set_day_ratio);
     break;
   case 'h':
-    print_usage();
+    dp_cli_help(stdout, &dp_cli_help_failslow);
     return -1;
   default:
     return dp_cli_getopt_error("failslow", ch, argv);

@@ -166,15 +166,17 @@ static const fsres_t *fs_of(const fleet_t *fl, const dp_rrdin_target_t *t) {
 
 /* ---- output ------------------------------------------------------------- */
 
-/* A figure in its display unit: ms, I/O/s, MB/s. */
-static double display(int f, double v) {
+/* A figure for people (common.c): 101 µs, 55,820 (IOPS), 512 MB/s. */
+static const char *display(int f, double v, char *buf, size_t len) {
   if (f == DP_FLEETSTAT_QD1_P50_S)
-    return v * 1e3;
-  return f == DP_FLEETSTAT_SEQ_BPS ? v / 1e6 : v;
+    return dp_cli_fmt_latency(v, buf, len);
+  if (f == DP_FLEETSTAT_SEQ_BPS)
+    return dp_cli_fmt_mbps(v, 1, buf, len);
+  return dp_cli_fmt_count(v, buf, len);
 }
 
 static const char *const fig_title[DP_FLEETSTAT_NFIGURES] = {
-    "QD1 p50 ms", "QD32 IOPS", "seq MB/s"};
+    "QD1 p50", "QD32 IOPS", "seq read"};
 
 static double age_s(const fleet_t *fl, size_t id) {
   return fl->newest[id] > 0 ? difftime(fl->now, fl->newest[id]) : NAN;
@@ -198,13 +200,15 @@ static void fmt_utc(int64_t ts, char *buf, size_t len) {
   strftime(buf, len, "%Y-%m-%d %H:%M UTC", &tm);
 }
 
-/* "12.3 (x1.05)" or "-". */
+/* "55,820 (x1.05)", "101 µs (x4.00)" or "-". */
 static void fmt_cell(const dp_fleetstat_row_t *r, int f, char *buf,
                      size_t len) {
+  char v[32];
   if (!isfinite(r->fig[f]))
     snprintf(buf, len, "-");
   else
-    snprintf(buf, len, "%.4g (x%.2f)", display(f, r->fig[f]), r->slowdown[f]);
+    snprintf(buf, len, "%s (x%.2f)", display(f, r->fig[f], v, sizeof(v)),
+             r->slowdown[f]);
 }
 
 /* The worst slowdown, or "-" for a target without any figure. */
@@ -215,10 +219,19 @@ static void fmt_worst(double w, char *buf, size_t len) {
     snprintf(buf, len, "-");
 }
 
+/* The figures' cells, each padded to 20 display columns ("µs"). */
+static void text_cells(FILE *o, const char *const c[DP_FLEETSTAT_NFIGURES]) {
+  for (int f = 0; f < DP_FLEETSTAT_NFIGURES; f++) {
+    fputc(' ', o);
+    dp_cli_pad(o, c[f], -20);
+  }
+}
+
 static void print_text(const fleet_t *fl, FILE *o) {
-  fprintf(o, "%-4s %-12s %-12s %-8s %-16s %3s %-18s %-18s %-18s %6s %7s\n",
-          "rank", "host", "target", "disk", "class", "n", fig_title[0],
-          fig_title[1], fig_title[2], "worst", "age");
+  fprintf(o, "%-4s %-12s %-12s %-8s %-16s %3s", "rank", "host", "target",
+          "disk", "class", "n");
+  text_cells(o, fig_title);
+  fprintf(o, " %6s %7s\n", "worst", "age");
   for (size_t i = 0; i < fl->nt; i++) {
     const dp_fleetstat_row_t *r = &fl->rows[i];
     const dp_rrdin_target_t *t = &fl->t[r->id];
@@ -227,9 +240,11 @@ static void print_text(const fleet_t *fl, FILE *o) {
       fmt_cell(r, f, c[f], sizeof(c[f]));
     fmt_age(age_s(fl, r->id), age, sizeof(age));
     fmt_worst(r->worst, worst, sizeof(worst));
-    fprintf(o, "%-4zu %-12s %-12s %-8s %-16s %3zu %-18s %-18s %-18s %6s %7s\n",
-            i + 1, t->host, t->target, t->disk[0] ? t->disk : "-", t->cls,
-            r->class_n, c[0], c[1], c[2], worst, age);
+    const char *cells[DP_FLEETSTAT_NFIGURES] = {c[0], c[1], c[2]};
+    fprintf(o, "%-4zu %-12s %-12s %-8s %-16s %3zu", i + 1, t->host, t->target,
+            t->disk[0] ? t->disk : "-", t->cls, r->class_n);
+    text_cells(o, cells);
+    fprintf(o, " %6s %7s\n", worst, age);
   }
   fprintf(o, "(x: slowdown against the class's median, >1 slower; n: "
              "targets in the class)\n");
@@ -386,10 +401,37 @@ static void print_html(const fleet_t *fl, FILE *o) {
 
 /* ---- options ------------------------------------------------------------ */
 
+static const char *const fleet_usage[] = {
+    "[--since 24h] [--format text|json|html] [--out FILE] DIR", NULL};
+static const dp_cli_opt_help_t fleet_opts[] = {
+    {"--since DURATION",
+     "the window up to now (default 24h, at least 1s; 90min, 7d)"},
+    {"--format text|json|html",
+     "a table worst first and the fail-slow lines (text, the default), one "
+     "JSON object, or one self-contained HTML page"},
+    {"--out FILE", "write there instead of standard output"},
+    {NULL, NULL}};
+static const char *const fleet_examples[] = {
+    "diskprobe fleet /var/lib/collectd/rrd",
+    "diskprobe fleet --since 7d --format html --out fleet.html /srv/rrd", NULL};
+const dp_cli_help_t dp_cli_help_fleet = {
+    "fleet",
+    "rank every disk of a collectd RRD tree against its class",
+    0,
+    fleet_usage,
+    fleet_opts,
+    "DIR is collectd's rrdtool DataDir on the central server. Per target: "
+    "the window's median QD1 p50 latency, QD32 IOPS and sequential MB/s, each "
+    "against the median of the disk's class (x: slowdown, >1 slower), the "
+    "worst first; then the fail-slow detector over each host's device view. "
+    "Exit status: 0, 2 on bad usage or an unreadable tree.",
+    fleet_examples};
+
 static int usage(FILE *f, int rc) {
-  fputs("usage: diskprobe fleet [--since 24h] [--format text|json|html] "
-        "[--out FILE] DIR\n",
-        f);
+  if (f == stdout)
+    dp_cli_help(f, &dp_cli_help_fleet);
+  else
+    dp_cli_help_usage(f, &dp_cli_help_fleet);
   return rc;
 }
 
@@ -402,7 +444,7 @@ static int fleet_options(int argc, char **argv, fleet_t *fl) {
                                        {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
     switch (c) {
     case 's':
       if (dp_cli_since(CMD, optarg, &fl->since_s) != 0)

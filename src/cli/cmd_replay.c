@@ -156,6 +156,38 @@ static int media_of(const char *name, dp_media_t *out) {
   return -1;
 }
 
+static const char *const replay_usage[] = {
+    "[--format text|json] [--every-round] "
+    "[--media nvme|ssd|hdd|virtual|unknown] [--arm-rounds N] "
+    "[--horizon-rounds N] FILE...",
+    NULL};
+static const dp_cli_opt_help_t replay_opts[] = {
+    {"--format text|json",
+     "a line (text, the default) or JSON object per health transition, then "
+     "a summary per target"},
+    {"--every-round", "a line per round, not only per transition"},
+    {"--media nvme|ssd|hdd|virtual|unknown",
+     "the targets' media class when the recording has no verdict lines "
+     "(sets the p50 ceiling; default unknown)"},
+    {"--arm-rounds N", "rounds of baseline before a target is judged "
+                       "(the plugin's default 20)"},
+    {"--horizon-rounds N", "rounds in the baseline's medians (default 1440)"},
+    {NULL, NULL}};
+static const char *const replay_examples[] = {
+    "diskprobe replay rounds.jsonl",
+    "zcat day.jsonl.gz | diskprobe replay --every-round --format json -", NULL};
+const dp_cli_help_t dp_cli_help_replay = {
+    "replay",
+    "recorded watch rounds through the plugin's health rules",
+    0,
+    replay_usage,
+    replay_opts,
+    "FILE holds diskprobe watch --format json lines (- for standard input); "
+    "its verdict lines give a target its media class, model and ceiling. "
+    "Exit status: 0 when the input was read, 2 on bad usage or unreadable "
+    "input.",
+    replay_examples};
+
 /* Options; 0 to go on, else the exit status + 1. */
 static int replay_options(int argc, char **argv, replay_t *rp,
                           dp_media_t *media, dp_health_conf_t *hc) {
@@ -167,14 +199,10 @@ static int replay_options(int argc, char **argv, replay_t *rp,
       {"horizon-rounds", required_argument, NULL, 'H'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  static const char usage[] =
-      "usage: diskprobe replay [--format text|json] [--every-round]\n"
-      "                        [--media nvme|ssd|hdd|virtual|unknown]\n"
-      "                        [--arm-rounds N] [--horizon-rounds N] FILE...\n";
   int c;
   uint64_t v;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
     switch (c) {
     case 'f':
       if ((rp->json = dp_cli_format(optarg)) < 0) {
@@ -208,15 +236,15 @@ static int replay_options(int argc, char **argv, replay_t *rp,
         hc->horizon_rounds = (unsigned)v;
       break;
     case 'h':
-      fputs(usage, stdout);
+      dp_cli_help(stdout, &dp_cli_help_replay);
       return 1;
     default:
-      fputs(usage, stderr);
+      dp_cli_help_usage(stderr, &dp_cli_help_replay);
       return 3;
     }
   }
   if (optind >= argc) {
-    fputs(usage, stderr);
+    dp_cli_help_usage(stderr, &dp_cli_help_replay);
     return 3;
   }
   return 0;

@@ -56,7 +56,28 @@ static void print_text(const dp_result_t *r, const dp_target_t *t) {
          r->cpu_sys_s);
 }
 
-#define RUN_OPERAND "[--format text|json] TARGET"
+static const char *const run_usage[] = {"[--format text|json] TARGET", NULL};
+static const dp_cli_opt_help_t run_opts[] = {
+    {"--format text|json",
+     "a table (text, the default) or one JSON object with every figure"},
+    {NULL, NULL}};
+static const char *const run_examples[] = {
+    "diskprobe run /var/tmp/dp",
+    "diskprobe run --queue-depth 32 --duration 2s /var/tmp/dp",
+    "diskprobe run --pattern seqread --block-size 1M --format json /dev/sdb",
+    NULL};
+const dp_cli_help_t dp_cli_help_run = {
+    "run",
+    "one probe of a disk or probe file: IOPS, MiB/s, latency",
+    DP_CLI_RUN,
+    run_usage,
+    run_opts,
+    "TARGET is a block device (opened read-only; write patterns are "
+    "refused) or a probe-file path: a directory that holds diskprobe.probe, "
+    "or a path ending in .probe (created on first use). Exit status: 0, 1 "
+    "when the probe could not run, saw I/O errors or stalled, 2 on a usage "
+    "error.",
+    run_examples};
 
 /* What the command line asks for. */
 typedef struct {
@@ -92,7 +113,7 @@ static int run_parse(int argc, char **argv, run_args_t *a) {
       }
       break;
     case 'h':
-      dp_cli_synopsis(stdout, "usage: ", "run", DP_CLI_RUN, RUN_OPERAND, 1);
+      dp_cli_help(stdout, &dp_cli_help_run);
       return 0;
     default:
       return dp_cli_getopt_error("run", ch, argv);

@@ -46,6 +46,32 @@
   "usage: diskprobe stat [--interval 1s] [--count N] [--format text|json] "    \
   "DEVICE..."
 
+static const char *const stat_usage[] = {
+    "[--interval 1s] [--count N] [--format text|json] DEVICE...", NULL};
+static const dp_cli_opt_help_t stat_opts[] = {
+    {"--interval DURATION", "time between reports, at least 1ms (default 1s)"},
+    {"--count N", "stop after N reports (default: until Ctrl-C)"},
+    {"--format text|json",
+     "iostat -x's columns and units, kB and ms (text, the default), or JSON "
+     "lines in bytes and seconds with the disk's identity"},
+    {NULL, NULL}};
+static const char *const stat_examples[] = {
+    "diskprobe stat vda", "diskprobe stat --interval 5s --count 12 sda sdb",
+    "diskprobe stat --count 1 --format json /dev/mapper/root", NULL};
+const dp_cli_help_t dp_cli_help_stat = {
+    "stat",
+    "iostat -x for some devices, from /proc/diskstats",
+    0,
+    stat_usage,
+    stat_opts,
+    "DEVICE is a kernel name (vda, nvme0n1p2) or a device node (/dev/vda1, "
+    "/dev/mapper/root). The first report covers the first interval, not the "
+    "time since boot. Text prints each device's identity (class, media, "
+    "model, capacity) once before the first report. Exit status: 0, 1 when a "
+    "device is unknown or /proc/diskstats cannot be read, 2 on a usage "
+    "error.",
+    stat_examples};
+
 typedef struct {
   char *buf;
   size_t cap, len;
@@ -242,7 +268,7 @@ static int stat_parse(int argc, char **argv, stat_args_t *a) {
         return usage_error("invalid --format", optarg, ": text or json");
       break;
     case 'h':
-      printf(USAGE "\n");
+      dp_cli_help(stdout, &dp_cli_help_stat);
       return 0;
     case ':':
       return usage_error("missing value for", argv[optind - 1], NULL);

@@ -60,7 +60,35 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WATCH_OPERAND "[--count N] [--format text|json] TARGET..."
+static const char *const watch_usage[] = {
+    "[--count N] [--format text|json] TARGET...", NULL};
+static const dp_cli_opt_help_t watch_opts[] = {
+    {"--count N", "stop after N rounds of every target (default: until "
+                  "Ctrl-C); a summary per target and probe goes to stderr"},
+    {"--format text|json",
+     "a line per probe per round and the round's verdict (text, the "
+     "default), or JSON lines: probe results, verdicts and the device "
+     "view"},
+    {NULL, NULL}};
+static const char *const watch_examples[] = {
+    "diskprobe watch --count 2 --interval 5s --duty-cycle 100 /var/tmp/dp",
+    "diskprobe watch --interval 10s --format json /var/tmp/dp > rounds.jsonl",
+    NULL};
+const dp_cli_help_t dp_cli_help_watch = {
+    "watch",
+    "probe rounds as the plugin runs them, with health verdicts",
+    DP_CLI_WATCH,
+    watch_usage,
+    watch_opts,
+    "Runs the plugin's monitoring pipeline: one worker per disk, DutyCycle "
+    "pacing, the stall fence, the health verdict, the device view and "
+    "fail-slow among peers. TARGET as for run. Without probe flags each "
+    "target runs the plugin's default probe set (randread-qd1, "
+    "randread-qd32, seqread); with any, the one probe they describe. "
+    "Failures and the plugin's notifications go to stderr, one line each. "
+    "Exit status: 0 after --count rounds or a signal, 1 when no target could "
+    "be opened, 2 on a usage error.",
+    watch_examples};
 #define POLL_NS (100 * DP_NS_PER_MS)
 
 static volatile sig_atomic_t watch_signalled;
@@ -447,8 +475,7 @@ static int watch_options(int argc, char **argv, dp_cli_conf_t *c, watch_t *w) {
         return usage_error("invalid --format (text or json)", optarg) + 1;
       break;
     case 'h':
-      dp_cli_synopsis(stdout, "usage: ", "watch", DP_CLI_WATCH, WATCH_OPERAND,
-                      1);
+      dp_cli_help(stdout, &dp_cli_help_watch);
       return 1;
     default:
       return dp_cli_getopt_error("watch", ch, argv) + 1;

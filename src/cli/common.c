@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "units.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -133,8 +134,53 @@ static void plain(FILE *f, size_t *col, size_t indent, const char *s) {
   }
 }
 
-void dp_cli_synopsis(FILE *f, const char *lead, const char *name, unsigned cmd,
-                     const char *extra, int details) {
+/* "  --flag ARG", then blanks (or a new line) to column 24. */
+static size_t flag_col(FILE *f, const char *flag) {
+  size_t col = (size_t)fprintf(f, "  %s", flag);
+  if (col + 2 > 24)
+    fprintf(f, "\n%24s", "");
+  else
+    fprintf(f, "%*s", (int)(24 - col), "");
+  return 24;
+}
+
+/* A flag and its description from column 24, wrapped. */
+static void opt_line(FILE *f, const char *flag, const char *help) {
+  size_t col = flag_col(f, flag);
+  plain(f, &col, 24, help);
+  fputc('\n', f);
+}
+
+/* The table's rows for cmd, a line each with its key, range and default. */
+static void table_help(FILE *f, unsigned cmd) {
+  const dp_option_t *rows[DP_CLI_OPTS_MAX];
+  size_t k = cli_rows(cmd, rows);
+  char flag[320], arg[256], allowed[256], bracket[640];
+  for (size_t i = 0; i < k; i++) {
+    const dp_option_t *o = rows[i];
+    flag_arg(o, arg, sizeof(arg));
+    dp_option_allowed(o, allowed, sizeof(allowed));
+    snprintf(flag, sizeof(flag), "--%s%s%s", o->flag, arg[0] ? " " : "", arg);
+    snprintf(bracket, sizeof(bracket), "[%s: %s%s%s%s]", o->key, allowed,
+             o->def ? "; default " : "", o->def ? o->def : "",
+             o->def && o->kind == DP_OPT_DURATION ? " s" : "");
+    size_t col = flag_col(f, flag);
+    plain(f, &col, 24, o->help);
+    /* word by word, without markdown's backticks: plain() would keep the
+     * bracketed group on one line */
+    for (char *r = bracket, *w = bracket;; r++)
+      if (*r != '`' && (*w++ = *r) == '\0')
+        break;
+    for (char *w = strtok(bracket, " "); w; w = strtok(NULL, " "))
+      wrap_word(f, &col, 24, w);
+    fputc('\n', f);
+  }
+}
+
+/* "usage: diskprobe NAME [--flag ARG]... extra" wrapped, from the table's
+ * flags for cmd; extra holds the command's own flags and operands. */
+static void table_synopsis(FILE *f, const char *lead, const char *name,
+                           unsigned cmd, const char *extra) {
   const dp_option_t *rows[DP_CLI_OPTS_MAX];
   size_t k = cli_rows(cmd, rows);
   char word[512], arg[256];
@@ -148,30 +194,166 @@ void dp_cli_synopsis(FILE *f, const char *lead, const char *name, unsigned cmd,
   }
   plain(f, &col, indent, extra);
   fputc('\n', f);
-  if (!details)
-    return;
-  fprintf(f, "\noptions (each sets the collectd option in brackets; same "
-             "ranges and defaults):\n");
-  for (size_t i = 0; i < k; i++) {
-    const dp_option_t *o = rows[i];
-    char allowed[256];
-    flag_arg(o, arg, sizeof(arg));
-    dp_option_allowed(o, allowed, sizeof(allowed));
-    col = (size_t)fprintf(f, "  --%s%s%s", o->flag, arg[0] ? " " : "", arg);
-    if (col + 2 > 24) {
-      fprintf(f, "\n%24s", "");
-    } else {
-      fprintf(f, "%*s", (int)(24 - col), "");
+}
+
+/* ---- help ----------------------------------------------------------------
+ */
+
+void dp_cli_help_usage(FILE *f, const dp_cli_help_t *h) {
+  for (size_t i = 0; h->usage[i] != NULL; i++) {
+    const char *lead = i ? "       " : "usage: ";
+    if (i == 0 && h->table) {
+      table_synopsis(f, lead, h->name, h->table, h->usage[0]);
+      continue;
     }
-    col = 24;
-    plain(f, &col, 24, o->help);
-    snprintf(word, sizeof(word), "[%s: %s%s%s%s]", o->key, allowed,
-             o->def ? "; default " : "", o->def ? o->def : "",
-             o->def && o->kind == DP_OPT_DURATION ? " s" : "");
-    for (char *w = strtok(word, " "); w; w = strtok(NULL, " "))
-      wrap_word(f, &col, 24, w);
+    size_t col = (size_t)fprintf(f, "%sdiskprobe %s ", lead, h->name);
+    plain(f, &col, col, h->usage[i]);
     fputc('\n', f);
   }
+}
+
+/* text wrapped at 78 columns from column indent, a blank line between the
+ * paragraphs ("\n\n") */
+static void paragraphs(FILE *f, size_t indent, const char *text) {
+  char para[2048];
+  while (*text) {
+    const char *e = strstr(text, "\n\n");
+    size_t n = e ? (size_t)(e - text) : strlen(text);
+    snprintf(para, sizeof(para), "%.*s", (int)n, text);
+    for (char *c = para; *c; c++)
+      if (*c == '\n')
+        *c = ' ';
+    size_t col = (size_t)fprintf(f, "%*s", (int)indent, "");
+    plain(f, &col, indent, para);
+    fputc('\n', f);
+    text += n;
+    if (*text) {
+      text += 2;
+      fputc('\n', f);
+    }
+  }
+}
+
+void dp_cli_help(FILE *f, const dp_cli_help_t *h) {
+  fprintf(f, "diskprobe %s: %s\n\n", h->name, h->purpose);
+  dp_cli_help_usage(f, h);
+  fprintf(f, "\noptions:\n");
+  for (const dp_cli_opt_help_t *o = h->opts; o && o->flag; o++)
+    opt_line(f, o->flag, o->help);
+  opt_line(f, "-h, --help", "this help");
+  if (h->table) {
+    fprintf(f, "\nprobe and target options (each sets the collectd option "
+               "in brackets;\nsame ranges and defaults):\n");
+    table_help(f, h->table);
+  }
+  if (h->notes) {
+    fputc('\n', f);
+    paragraphs(f, 0, h->notes);
+  }
+  fprintf(f, "\nexample%s:\n", h->examples[1] ? "s" : "");
+  for (size_t i = 0; h->examples[i] != NULL; i++)
+    fprintf(f, "  %s\n", h->examples[i]);
+}
+
+/* ---- figures for people --------------------------------------------------
+ */
+
+/* "1,234,567" from a whole number's digits (v >= 0, rounded). */
+static void grouped(double v, char *buf, size_t len) {
+  char d[64];
+  snprintf(d, sizeof(d), "%.0f", v);
+  size_t n = strlen(d), j = 0;
+  for (size_t i = 0; i < n && j + 2 < len; i++) {
+    if (i > 0 && (n - i) % 3 == 0)
+      buf[j++] = ',';
+    buf[j++] = d[i];
+  }
+  buf[j] = '\0';
+}
+
+/* v >= 0 with three significant figures (the whole number, grouped, from
+ * 1000); returns the decimals used, or -1 for the grouped form. */
+static int sig3(double v, char *buf, size_t len) {
+  double a = fabs(v);
+  int dec = a >= 99.95 ? 0 : a >= 9.995 ? 1 : a >= 0.9995 ? 2 : 3;
+  if (a >= 999.5) {
+    char g[64];
+    grouped(a, g, sizeof(g));
+    snprintf(buf, len, "%s%s", v < 0 ? "-" : "", g);
+    return -1;
+  }
+  if (a > 0 && a < 0.9995) /* 0.0415, 0.00123: three figures after zeros */
+    dec = 2 - (int)floor(log10(a)) > 3 ? 2 - (int)floor(log10(a)) : 3;
+  snprintf(buf, len, "%.*f", dec, v);
+  return dec;
+}
+
+const char *dp_cli_fmt_count(double v, char *buf, size_t len) {
+  if (!isfinite(v))
+    snprintf(buf, len, "-");
+  else if (v == 0)
+    snprintf(buf, len, "0");
+  else
+    sig3(v, buf, len);
+  return buf;
+}
+
+const char *dp_cli_fmt_latency(double s, char *buf, size_t len) {
+  static const struct {
+    double scale, below;
+    const char *unit;
+  } u[] = {{1e9, 999.5e-9, "ns"},
+           {1e6, 999.5e-6, "µs"},
+           {1e3, 999.5e-3, "ms"},
+           {1, INFINITY, "s"}};
+  if (!isfinite(s)) {
+    snprintf(buf, len, "-");
+    return buf;
+  }
+  size_t i = 0;
+  while (fabs(s) >= u[i].below)
+    i++;
+  char n[64];
+  if (s == 0)
+    snprintf(n, sizeof(n), "0");
+  else
+    sig3(s * u[i].scale, n, sizeof(n));
+  snprintf(buf, len, "%s %s", n, u[i].unit);
+  return buf;
+}
+
+const char *dp_cli_fmt_mbps(double bytes_per_s, int unit, char *buf,
+                            size_t len) {
+  char n[64];
+  if (!isfinite(bytes_per_s)) {
+    snprintf(buf, len, "-");
+    return buf;
+  }
+  dp_cli_fmt_count(bytes_per_s / 1e6, n, sizeof(n));
+  snprintf(buf, len, "%s%s", n, unit ? " MB/s" : "");
+  return buf;
+}
+
+const char *dp_cli_fmt_ratio(double r, char *buf, size_t len) {
+  if (!isfinite(r))
+    snprintf(buf, len, "-");
+  else if (r == 0)
+    snprintf(buf, len, "0");
+  else
+    sig3(r, buf, len);
+  return buf;
+}
+
+void dp_cli_pad(FILE *f, const char *s, int width) {
+  int cols = 0;
+  for (const char *c = s; *c; c++)
+    cols += ((unsigned char)*c & 0xC0) != 0x80;
+  int w = width < 0 ? -width : width;
+  if (width > 0)
+    fprintf(f, "%*s", w > cols ? w - cols : 0, "");
+  fputs(s, f);
+  if (width < 0)
+    fprintf(f, "%*s", w > cols ? w - cols : 0, "");
 }
 
 int dp_cli_getopt_error(const char *cmdname, int ch, char **argv) {

@@ -265,6 +265,8 @@ int dp_rrdin_target_values(const char *cmd, const dp_rrdin_target_t *t,
       [DP_RRDIN_QD32_IOPS] = {"operations_per_second-randread-qd32.rrd",
                               "value"},
       [DP_RRDIN_SEQ_BPS] = {"bytes_per_second-seqread.rrd", "value"},
+      [DP_RRDIN_QD32_P50_S] = {"probe_latency-randread-qd32.rrd", "p50"},
+      [DP_RRDIN_QD32_MEAN_S] = {"probe_latency-randread-qd32.rrd", "mean"},
   };
   *newest = 0;
   for (int i = 0; i < DP_RRDIN_NSERIES; i++) {

@@ -36,11 +36,13 @@ typedef struct {
 
 /* The per-round series compare and fleet read of a target. */
 enum {
-  DP_RRDIN_QD1_P50_S,  /* probe_latency-randread-qd1 p50, seconds */
-  DP_RRDIN_QD1_MEAN_S, /* probe_latency-randread-qd1 mean, seconds */
-  DP_RRDIN_QD1_IOPS,   /* operations_per_second-randread-qd1 */
-  DP_RRDIN_QD32_IOPS,  /* operations_per_second-randread-qd32 */
-  DP_RRDIN_SEQ_BPS,    /* bytes_per_second-seqread, bytes/s */
+  DP_RRDIN_QD1_P50_S,   /* probe_latency-randread-qd1 p50, seconds */
+  DP_RRDIN_QD1_MEAN_S,  /* probe_latency-randread-qd1 mean, seconds */
+  DP_RRDIN_QD1_IOPS,    /* operations_per_second-randread-qd1 */
+  DP_RRDIN_QD32_IOPS,   /* operations_per_second-randread-qd32 */
+  DP_RRDIN_SEQ_BPS,     /* bytes_per_second-seqread, bytes/s */
+  DP_RRDIN_QD32_P50_S,  /* probe_latency-randread-qd32 p50, seconds */
+  DP_RRDIN_QD32_MEAN_S, /* probe_latency-randread-qd32 mean, seconds */
   DP_RRDIN_NSERIES
 };
 

@@ -24,6 +24,36 @@ for sub in metrics options; do # the developers' commands: listed, with --help
   "$DISKPROBE" --help | grep -q "^ *diskprobe $sub " && "$DISKPROBE" $sub --help | grep -q "^usage: diskprobe $sub" &&
     pass "$sub: in --help, and its --help exits 0" || fail "$sub: not in --help, or its --help fails"
 done
+# Every command's --help (and -h): its purpose, usage, every option it takes
+# with a description, and an example, on stdout with exit 0; the top-level
+# --help names each command with its purpose.
+for sub in run watch stat replay failslow fleet compare metrics options; do
+  for h in --help -h; do
+    "$DISKPROBE" $sub $h >"$d/help" 2>"$d/help.err"
+    rc=$?
+    ok=1
+    [ $rc = 0 ] && [ ! -s "$d/help.err" ] || ok=0
+    head -1 "$d/help" | grep -q "^diskprobe $sub: ." || ok=0
+    grep -q "^usage: diskprobe $sub " "$d/help" && grep -q '^options:$' "$d/help" || ok=0
+    grep -q '^  -h, --help ' "$d/help" && grep -Eq '^examples?:$' "$d/help" || ok=0
+    grep -A1 -E '^examples?:$' "$d/help" | grep -q "^  diskprobe $sub " || ok=0
+    # every long option getopt takes is listed with a description
+    for o in $(grep -o -- '--[a-z][a-z0-9-]*' "$d/help" | sort -u); do
+      grep -Eq -- "^  (-h, )?$o( |\$)" "$d/help" || { ok=0; echo "  $sub $h: $o not described" >&2; }
+    done
+    [ "$(awk 'length($0) > 80' "$d/help" | wc -l)" = 0 ] || ok=0
+    [ $ok = 1 ] && pass "$sub $h: purpose, usage, options, example (exit 0)" || fail "$sub $h: $(head -3 "$d/help") rc=$rc $(cat "$d/help.err")"
+  done
+  purpose=$(head -1 "$d/help" | sed "s/^diskprobe $sub: //")
+  "$DISKPROBE" --help | grep -qF "diskprobe $sub $(printf '%*s' $((8 - ${#sub})) '') $purpose" &&
+    pass "--help: $sub with its purpose" || fail "--help: no line for $sub with '$purpose'"
+done
+"$DISKPROBE" stat --help | grep -q '^  --interval DURATION ' && "$DISKPROBE" fleet --help | grep -q '^  --since DURATION ' &&
+  pass "stat and fleet --help describe their options" || fail "stat or fleet --help lacks an option line"
+"$DISKPROBE" watch --help | grep -q '^  --duty-cycle 2 ' && pass "watch --help has the shared probe and target flags" ||
+  fail "watch --help lacks --duty-cycle"
+expect 2 "usage: diskprobe fleet" "$DISKPROBE" fleet
+expect 2 "unknown option '--bogus'" "$DISKPROBE" stat --bogus vda
 # Flags are the plugin's options: the same setters, ranges and messages.
 expect 2 'Option "QueueDepth": value "0" is invalid: allowed integers 1 to 256' "$DISKPROBE" run --queue-depth 0 "$d"
 expect 2 'value "257" is invalid: allowed integers 1 to 256' "$DISKPROBE" run --queue-depth 257 "$d"

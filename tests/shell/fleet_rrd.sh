@@ -10,7 +10,11 @@
 # rounds of a quiet disk (tests/fixtures/health/ssd-like.jsonl.gz) and a
 # busy shared one (tests/fixtures/compare): each against itself has no row
 # "different", against itself 3x slower the ratios lie in their intervals
-# and the rows say "different" (the busy disk's: the robust ones). Fail-slow:
+# and the rows say "different" (the busy disk's: the robust ones); a loop
+# device throttled to 500 IOPS against itself unthrottled
+# (tests/fixtures/compare): compare's first line names the IOPS ratio at
+# QD32, not the QD1 p50 ratio (1.0); fleet and compare print figures for
+# people (15,036, µs/ms, MB/s; no exponent). Fail-slow:
 # a host's four disks over 4 hours, one 3x slower, is flagged, no other. Bad usage,
 # a missing tree and a bad recording exit 2 with one line.
 set -u
@@ -51,8 +55,10 @@ for host, tgt, disk, cls, p50, qd32, seq in disks:
         [[v * 0.5, v * 1.2, v, v * 1.5, v * 3, v * 5, v * 9] for v in p])
     out(t + "/operations_per_second-randread-qd1.rrd", ["value"],
         [[1 / (v * 1.2)] for v in p])
-    out(t + "/operations_per_second-randread-qd32.rrd", ["value"],
-        [[v] for v in series(qd32)])
+    q = series(qd32)
+    out(t + "/operations_per_second-randread-qd32.rrd", ["value"], [[v] for v in q])
+    out(t + "/probe_latency-randread-qd32.rrd", lat,
+        [[32 / v * k for k in (0.3, 1, 0.9, 1.5, 3, 5, 9)] for v in q])
     out(t + "/bytes_per_second-seqread.rrd", ["value"], [[v] for v in series(seq)])
     out(t + "/target_device-%s.rrd" % disk, ["value"], [[1]] * 90)
     out(dev + "/disk_info-%s.rrd" % cls, ["value"], [[1e12]] * 90)
@@ -73,7 +79,7 @@ make_tree() {
 }
 make_tree "$d/gen.txt" 10 900
 n=$(find "$root" -name '*.rrd' | wc -l)
-[ "$n" = 36 ] && pass "synthetic tree: 36 RRD files" || die "synthetic tree: $n RRD files, want 36"
+[ "$n" = 40 ] && pass "synthetic tree: 40 RRD files" || die "synthetic tree: $n RRD files, want 40"
 
 # ---- fleet ----
 "$dp" fleet --since 1h "$root" >"$d/fleet.txt" 2>"$d/fleet.err" || fail "fleet exited $?: $(cat "$d/fleet.err")"
@@ -81,6 +87,11 @@ cat "$d/fleet.txt"
 first=$(awk 'NR == 2 { print $2 "/" $3 " " $4 " " $5 " " $6 }' "$d/fleet.txt")
 [ "$first" = "h3/fast sda SSD-A 3" ] && pass "fleet text: h3's disk first, class SSD-A of 3" ||
   fail "fleet text: first row '$first', want 'h3/fast sda SSD-A 3'"
+# figures for people: IOPS grouped (15,036), latency in µs or ms, MB/s; no
+# "%g" exponent (1.504e+04)
+grep -Eq '^1 .* [0-9]{1,3}(\.[0-9]+)? (µs|ms) \(x[0-9.]+\) +[0-9]{1,3},[0-9]{3} \(x[0-9.]+\) +[0-9.]+ MB/s \(x' "$d/fleet.txt" &&
+  ! grep -Eq '[0-9]e[-+][0-9]' "$d/fleet.txt" && pass "fleet text: figures for people (µs/ms, 15,036, MB/s), no exponent" ||
+  fail "fleet text: figures not formatted for people"
 "$dp" fleet --since 1h --format json "$root" >"$d/fleet.json" || fail "fleet --format json exited $?"
 py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $1" "$d/fleet.json"; }
 py 'assert [r["host"] for r in d["disks"]][0] == "h3", d' &&
@@ -104,6 +115,8 @@ nfs=$(py "print(len(d['failslow']), sum(r['flagged'] for r in d['failslow']))")
 "$dp" fleet --since 1h --format html --out "$d/fleet.html" "$root" || fail "fleet --format html exited $?"
 grep -q '<tr class="bad"><td>1</td><td>h3</td>' "$d/fleet.html" &&
   pass "fleet html: h3 first, marked bad" || fail "fleet html: no bad first row for h3"
+grep -Eq '[0-9]e[-+][0-9]' "$d/fleet.html" && fail "fleet html: a figure with an exponent" ||
+  pass "fleet html: no figure with an exponent"
 grep -Eqi '(src|href)=|url\(' "$d/fleet.html" && fail "fleet html: refers to an external asset" ||
   pass "fleet html: self-contained"
 [ "$(grep -c '^<tr class=' "$d/fleet.html")" = 4 ] && pass "fleet html: 4 rows" || fail "fleet html: not 4 rows"
@@ -123,7 +136,7 @@ d = json.load(open(sys.argv[1]))
 for r in d["rows"]:
     lo, hi = r["ci95"]
     assert r["verdict"] == "different" and lo <= r["ratio"] <= hi, r
-    want = 4 if r["figure"].startswith("qd1_p50") or r["figure"].startswith("qd1_mean") else 0.25
+    want = 4 if r["unit"] == "s" else 0.25  # latency 4x, IOPS and MB/s /4
     assert abs(r["ratio"] / want - 1) < 0.15, r
 PY
 cmp_json "$d/c12.json" h1/fast h2
@@ -134,8 +147,10 @@ v=$(verdicts "$d/ccls.json")
 [ "$v" = "within noise" ] && pass "compare class:SSD-A against itself: within noise" || fail "compare class:SSD-A itself: '$v'"
 "$dp" compare --rrd "$root" --since 1h h1/fast h3/fast >"$d/c31.txt" || fail "compare text exited $?"
 cat "$d/c31.txt"
-grep -q '^access time, QD1 p50 (ms) .* different$' "$d/c31.txt" && pass "compare text: the access-time row says different" ||
-  fail "compare text: no different access-time row"
+sed -n '/^QD1 /,/^QD32 /p' "$d/c31.txt" | grep -Eq '^  latency p50 +[0-9.]+ µs +[0-9.]+ µs +[34]\.[0-9]+ .* different$' &&
+  pass "compare text: the QD1 p50 row, in µs, says different" || fail "compare text: no different QD1 p50 row"
+head -1 "$d/c31.txt" | grep -Eq '^[^:]+: [34]\.[0-9]+x (lower|higher) on B \(' &&
+  pass "compare text: leads with a separation ($(head -1 "$d/c31.txt"))" || fail "compare text: first line '$(head -1 "$d/c31.txt")'"
 
 # ---- compare over recorded rounds ----
 # slow3 IN OUT: the recording with every probe 3x slower (latency x3, IOPS
@@ -186,6 +201,39 @@ n=$(json_get "$d/quiet-slow.json" 'd["rows"][0]["rounds_a"]')
 n=$(json_get "$d/busy-self.json" 'd["rows"][4]["rounds_a"]')
 [ "$n" = 304 ] && pass "compare busy recording: 304 seqread rounds (6 stalled or that completed nothing left out)" ||
   fail "compare busy recording: $n seqread rounds"
+
+# a volume throttled to 500 IOPS against itself unthrottled
+# (tests/fixtures/compare): QD1 p50 the same, IOPS 23x (QD1) and 97x (QD32)
+# lower; compare leads with the IOPS at QD32, not the p50 ratio
+fx="$top_srcdir/tests/fixtures/compare"
+zcat "$fx/loop-unthrottled.jsonl.gz" >"$d/unthrottled.jsonl"
+zcat "$fx/loop-throttled-500iops.jsonl.gz" >"$d/throttled.jsonl"
+"$dp" compare "$d/unthrottled.jsonl" "$d/throttled.jsonl" >"$d/thr.txt" || fail "compare throttled exited $?"
+cat "$d/thr.txt"
+head -1 "$d/thr.txt" | grep -Eq '^IOPS at QD32: (9[0-9]|1[01][0-9])\.[0-9]x lower on B \(4[0-9]{2} vs 4[0-9],[0-9]{3} on A\)$' &&
+  pass "compare throttled: the first line names the IOPS ratio ($(head -1 "$d/thr.txt"))" ||
+  fail "compare throttled: first line '$(head -1 "$d/thr.txt")'"
+sed -n 2p "$d/thr.txt" | grep -q '^IOPS at QD1: 2[0-9]\.[0-9]x lower on B' &&
+  pass "compare throttled: then the IOPS at QD1" || fail "compare throttled: second line '$(sed -n 2p "$d/thr.txt")'"
+sed -n '/^QD1 /,/^QD32 /p' "$d/thr.txt" | grep -Eq '^  latency mean .* different$' &&
+  sed -n '/^QD1 /,/^QD32 /p' "$d/thr.txt" | grep -Eq '^  latency p50 .* within noise$' &&
+  pass "compare throttled: QD1 mean latency different, p50 within noise (both shown)" ||
+  fail "compare throttled: QD1 latency rows"
+"$dp" compare --format json "$d/unthrottled.jsonl" "$d/throttled.jsonl" >"$d/thr.json" || fail "compare throttled json exited $?"
+python3 - "$d/thr.json" <<'PY' && pass "compare throttled json: separations lead with qd32_iops; rows keep their order, QD32 latency appended" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["separations"]
+assert s[0]["figure"] == "qd32_iops" and s[0]["b_is"] == "lower" and s[0]["verdict"] == "different" and 80 < s[0]["factor"] < 120, s[0]
+figs = [r["figure"] for r in d["rows"]]
+assert figs == ["qd1_p50_s", "qd1_mean_s", "qd1_iops", "qd32_iops", "seq_min_bytes_per_s", "seq_avg_bytes_per_s",
+                "seq_max_bytes_per_s", "qd32_p50_s", "qd32_mean_s"], figs
+p50 = d["rows"][0]
+assert p50["verdict"] == "within noise" and 0.9 < p50["ratio"] < 1.1, p50
+for r in d["rows"]:
+    assert isinstance(r["a"], float) or isinstance(r["a"], int), r  # machine numbers
+PY
+  fail "compare throttled json: $(cat "$d/thr.json" | head -40)"
 
 # ---- fail-slow over a host's device view ----
 # h4: four disks of one host for 4 hours at a 60 s step, the same load, sde's
