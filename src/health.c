@@ -956,6 +956,57 @@ static void round_learn(const dp_health_t *h, target_t *t,
     }
 }
 
+static void fmt_s(double x, char *buf, size_t len);
+
+/* The restored baselines' probation (health.h, "a restored baseline is on
+ * probation"): a full round judges it when a probe with a baseline
+ * measured; not faster by DP_HEALTH_PROBATION_FAST ends it, keeping them;
+ * DP_HEALTH_PROBATION_ROUNDS such rounds drop them (v->relearned). */
+static void probation(const dp_health_t *h, target_t *t,
+                      const dp_health_obs_t *obs, dp_health_verdict_t *v) {
+  if (t->probation == 0 || t->confirming)
+    return;
+  int judged = 0, fast = 1;
+  double got = NAN, had = NAN;
+  const char *name = "";
+  for (size_t k = 0; k < t->nprobes; k++) {
+    double b = ring_median(h, &t->probes[k].st[ST_P50]);
+    if (!usable(&obs[k]) || !(b > 0))
+      continue;
+    if (!judged) {
+      got = obs[k].p50_s;
+      had = b;
+      name = t->probes[k].name;
+    }
+    judged = 1;
+    fast &= obs[k].p50_s * DP_HEALTH_PROBATION_FAST <= b;
+  }
+  if (!judged)
+    return;
+  if (!fast) {
+    t->probation = 0; /* the disk they describe */
+    return;
+  }
+  if (++t->probation_fast < DP_HEALTH_PROBATION_ROUNDS)
+    return;
+  for (size_t k = 0; k < t->nprobes; k++) {
+    probe_t *p = &t->probes[k];
+    for (int s = 0; s < ST_COUNT; s++)
+      p->st[s].head = p->st[s].n = 0;
+    p->shape.head = p->shape.n = 0;
+  }
+  char a[32], b[32];
+  fmt_s(got, a, sizeof(a));
+  fmt_s(had, b, sizeof(b));
+  snprintf(t->relearn_why, sizeof(t->relearn_why),
+           "its first %d rounds after the restart ran %gx or more faster "
+           "than the baselines restored from the state file (%s p50 %s vs "
+           "%s): not this disk's; learning them afresh",
+           DP_HEALTH_PROBATION_ROUNDS, DP_HEALTH_PROBATION_FAST, name, a, b);
+  v->relearned = t->relearn_why;
+  t->probation = 0;
+}
+
 void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
                      dp_health_verdict_t *v) {
   target_t *t = &h->t[i];
@@ -969,6 +1020,7 @@ void dp_health_round(dp_health_t *h, size_t i, const dp_health_obs_t *obs,
   round_ratios_t r;
   const char *base_detail;
   round_start(t, v);
+  probation(h, t, obs, v);
   round_ratios(h, t, obs, v, &r);
   for (size_t k = 0; k < t->nprobes; k++) {
     if (v->probe_p50_ratio[k] == v->probe_p50_ratio[k]) {

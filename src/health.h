@@ -361,15 +361,18 @@ typedef struct dp_health_verdict {
   unsigned recurring;      /* full rounds of the last recur_n at >=
                               recur_level */
   const char *not_probing; /* dp_health_not_probing's cause, else NULL */
-  int suspect;             /* this round's S reached warn, a crawl, or a
-                              recovery (see "Confirmation rounds"): worth a
-                              confirmation round (scheduler.h, dp_sched_confirm) */
-  int recovering;          /* WARNING only because the target has not
-                              recovered yet: every rule is clear, S has not
-                              been below clear for clear_rounds rounds */
-  unsigned clear_run;      /* rounds in a row with S below clear */
-  double bursty_first;     /* the first probe's bursty ratio over its p50
-                              ratio, g (the throttled rule; NaN) */
+  /* the baselines restored from the state file were dropped this round
+   * (their probation, "Across restarts"): why, in words; else NULL */
+  const char *relearned;
+  int suspect;         /* this round's S reached warn, a crawl, or a
+                          recovery (see "Confirmation rounds"): worth a
+                          confirmation round (scheduler.h, dp_sched_confirm) */
+  int recovering;      /* WARNING only because the target has not
+                          recovered yet: every rule is clear, S has not
+                          been below clear for clear_rounds rounds */
+  unsigned clear_run;  /* rounds in a row with S below clear */
+  double bursty_first; /* the first probe's bursty ratio over its p50
+                          ratio, g (the throttled rule; NaN) */
   /* u and IOPS / base IOPS per probe (NaN; in a confirmation, a probe it
    * did not run: its latest round's) */
   double probe_p50_ratio[DP_HEALTH_PROBES_MAX];
@@ -418,6 +421,21 @@ int dp_health_from_conf(dp_health_t **out, const dp_plugin_conf_t *pc,
 
 /* Target i's media class and model (""), as set. */
 dp_media_t dp_health_media(const dp_health_t *h, size_t i, const char **model);
+
+/*
+ * Across restarts, a restored baseline is on probation: a disk cannot run
+ * many times faster than its own healthy normal, so when in each of the
+ * target's first DP_HEALTH_PROBATION_ROUNDS full rounds after a load every
+ * probe that measured ran at least DP_HEALTH_PROBATION_FAST times faster
+ * (p50) than its restored baseline, those baselines are not this disk's
+ * (another disk under the same name, or a file edited or corrupted in a
+ * way its checksum did not catch): they are dropped and learned afresh,
+ * and that round's verdict says so (relearned). A first round no faster
+ * than that ends the probation. Slower is left to the rules: that is what
+ * they judge.
+ */
+#define DP_HEALTH_PROBATION_ROUNDS 3
+#define DP_HEALTH_PROBATION_FAST 10.0
 
 /*
  * Across restarts (the state file): target i's level as last judged --

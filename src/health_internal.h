@@ -86,6 +86,11 @@ typedef struct {
   /* a stall's FAILURE notified and its OKAY not yet (the monitor's,
    * dp_health_set_stall_open: kept in the state file); "" none */
   char stall_open[NAME_MAX_];
+  /* the restored baselines' probation (health.h): rounds left to judge
+   * (0: none), rounds so far that ran DP_HEALTH_PROBATION_FAST faster,
+   * and the words of a drop */
+  unsigned probation, probation_fast;
+  char relearn_why[256];
   /* read from the state file, applied once the whole file parsed */
   int restore_set;
   dp_health_level_t restore_level;

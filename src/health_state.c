@@ -3,7 +3,7 @@
  * dp_health_load; see health.h): the baselines of every target and probe
  * as text,
  *
- *   diskprobe-health 1
+ *   diskprobe-health 2
  *   interval TARGET NS       (its ProbeInterval, where known; optional)
  *   probe TARGET PROBE KEY N
  *   p50 v1 ... vN
@@ -17,8 +17,13 @@
  *   stalled TARGET PROBE     (optional: a stall's FAILURE notified, its
  *                            OKAY not yet)
  *   ...
+ *   sum HEX                  (FNV-1a, 64 bits, of every byte before this
+ *                            line: a file changed by anything but a save
+ *                            is refused)
  *   end
  *
+ * Version 1 (no sum line) still loads. Restored baselines are on
+ * probation (health.h): a disk many times faster than them drops them.
  * values oldest first. A load parses the whole file before it changes a
  * baseline, so a corrupt file changes nothing. The text is formatted into
  * and parsed from memory (dp_health_state_format / _parse); the file's I/O
@@ -40,6 +45,14 @@
 #include <unistd.h>
 
 static const char *const st_names[ST_COUNT] = {"p50", "mean", "iops"};
+
+/* FNV-1a, 64 bits: the state file's checksum. */
+static uint64_t fnv1a(const char *p, size_t n) {
+  uint64_t x = UINT64_C(14695981039346656037);
+  for (size_t i = 0; i < n; i++)
+    x = (x ^ (unsigned char)p[i]) * UINT64_C(1099511628211);
+  return x;
+}
 
 /* ---- save ---------------------------------------------------------------- */
 
@@ -86,10 +99,12 @@ int dp_health_state_format(const dp_health_t *h, char **text, size_t *len) {
   FILE *f = open_memstream(text, len);
   if (f == NULL)
     return -errno;
-  fprintf(f, "diskprobe-health 1\n");
+  fprintf(f, "diskprobe-health 2\n");
   save_probes(h, f);
-  fprintf(f, "end\n");
-  if (fclose(f) != 0) {
+  int bad = fflush(f) != 0; /* *text and *len hold what was written */
+  if (!bad)
+    fprintf(f, "sum %016llx\nend\n", (unsigned long long)fnv1a(*text, *len));
+  if (fclose(f) != 0 || bad) {
     free(*text);
     *text = NULL;
     *len = 0;
@@ -193,10 +208,37 @@ static void load_free(loader_t *L) {
 
 static int load_header(loader_t *L) {
   if (!fgets(L->line, (int)L->cap, L->f) ||
-      strcmp(L->line, "diskprobe-health 1\n") != 0)
+      (strcmp(L->line, "diskprobe-health 1\n") != 0 &&
+       strcmp(L->line, "diskprobe-health 2\n") != 0))
     return load_bad(L, "line 1: not a diskprobe health state file of "
-                       "version 1");
+                       "version 1 or 2");
   L->lineno = 1;
+  return 0;
+}
+
+/* Version 2: its "sum" line, the last before "end", matches every byte
+ * before it. 0, or -EINVAL with the cause in err. */
+static int check_sum(const char *text, size_t len, char *err, size_t errlen) {
+  static const char v2[] = "diskprobe-health 2\n";
+  if (len < sizeof(v2) - 1 || memcmp(text, v2, sizeof(v2) - 1) != 0)
+    return 0; /* version 1, or no state file: load_header says */
+  if (len < 4 || memcmp(text + len - 4, "end\n", 4) != 0)
+    return 0; /* no "end": the loader says the file is truncated */
+  size_t end = len - 4, at = end; /* the sum line: [at, end) */
+  if (end > 0 && text[end - 1] == '\n')
+    for (at = end - 1; at > 0 && text[at - 1] != '\n'; at--)
+      ;
+  unsigned long long want;
+  char tail;
+  if (end - at < 5 || memcmp(text + at, "sum ", 4) != 0 ||
+      sscanf(text + at, "sum %16llx%c", &want, &tail) != 2 || tail != '\n')
+    return dp_errf(err, errlen, -EINVAL,
+                   "no checksum line before \"end\" (a truncated or edited "
+                   "file)");
+  if (fnv1a(text, at) != (uint64_t)want)
+    return dp_errf(err, errlen, -EINVAL,
+                   "its checksum does not match: the file was changed by "
+                   "something other than diskprobe (or damaged)");
   return 0;
 }
 
@@ -372,6 +414,8 @@ static int load_body(loader_t *L) {
       return load_bad(L, "line %u: too long", L->lineno);
     if (strcmp(L->line, "end\n") == 0)
       return 0;
+    if (strncmp(L->line, "sum ", 4) == 0) /* checked before (check_sum) */
+      continue;
     int rc = strncmp(L->line, "interval ", 9) == 0  ? load_interval(L)
              : strncmp(L->line, "shape ", 6) == 0   ? load_shape(L)
              : strncmp(L->line, "level ", 6) == 0   ? load_level(L)
@@ -386,8 +430,15 @@ static int load_body(loader_t *L) {
 /* All of it parsed: only now change the baselines. */
 static void load_apply(loader_t *L) {
   unsigned cap_r = L->h->c.horizon_rounds;
+  for (size_t i = 0; i < L->h->n; i++)
+    L->h->t[i].probation = L->h->t[i].probation_fast = 0;
   for (size_t j = 0; j < L->npend; j++) {
     const pending_t *pe = &L->pend[j];
+    if (pe->n > 0) /* restored: on probation (health.h) */
+      for (size_t i = 0; i < L->h->n; i++)
+        for (size_t k = 0; k < L->h->t[i].nprobes; k++)
+          if (&L->h->t[i].probes[k] == pe->p)
+            L->h->t[i].probation = DP_HEALTH_PROBATION_ROUNDS;
     unsigned skip = pe->n > cap_r ? pe->n - cap_r : 0; /* keep the newest */
     for (int s = 0; s < ST_COUNT; s++) {
       ring_t *r = &pe->p->st[s];
@@ -426,7 +477,9 @@ int dp_health_state_parse(dp_health_t *h, const char *text, size_t len,
    * and an empty text read as one NUL byte has no header either */
   static char empty[1];
   L.f = fmemopen(len ? (char *)text : empty, len ? len : 1, "r");
-  int rc = L.f == NULL ? -errno : load_alloc(&L);
+  int rc = L.f == NULL ? -errno : check_sum(text, len, err, errlen);
+  if (rc == 0)
+    rc = load_alloc(&L);
   if (rc == 0)
     rc = load_header(&L);
   if (rc == 0)

@@ -196,6 +196,11 @@ int dp_mon_feed(dp_monitor_t *m, size_t i, const dp_monitor_obs_t *o,
     return 0;
   if (m->live != NULL)
     m->live->t[i].last_round_ns = dp_mon_now(m);
+  if (v.relearned != NULL) { /* the restored baselines' probation */
+    LOG_PLAIN(m, LOG_WARNING, "target \"%s\": %s.", m->target_names[i],
+              v.relearned);
+    atomic_store(&m->save_due, 1); /* the file loses them too */
+  }
   dp_mon_publish_verdict(m, i, &v, round, wall_ns, interval_ns, o->confirm);
   stall_cleared(m, i, &v, wall_ns);
   confirm_if_suspect(m, i, &v, o->confirm);

@@ -57,7 +57,7 @@ wait_log "$log" 20 'diskprobe.*shut down|Initialization complete'
 sleep 3
 collectd_stop "$COLLECTD_PID" 30
 f="$d/state/diskprobe-health.state"
-if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c '%u %a' "$f")" = "0 600" ] && head -1 "$f" | grep -qx 'diskprobe-health 1'; then
+if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c '%u %a' "$f")" = "0 600" ] && head -1 "$f" | grep -qx 'diskprobe-health 2' && tail -2 "$f" | head -1 | grep -qE '^sum [0-9a-f]{16}$'; then
   pass "saved at stop: $(stat -c '%n %U %a %s bytes' "$f")"
 else
   fail "no state file of ours after the stop: $(ls -la "$d/state")"

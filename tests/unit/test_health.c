@@ -998,6 +998,100 @@ static void test_level_across_restart(void **state) {
   dp_health_free(h);
 }
 
+/* A poisoned state file: every p50 and mean a thousand times the disk's
+ * (as if its rounds had been 1000x slower) is refused when its checksum
+ * does not match, and when it does (written by a save), its baselines go
+ * on probation: three first rounds 10x or more faster drop them, said;
+ * relearned, a 500x slowdown -- which the poisoned baselines read as 0.5x
+ * -- is seen again. A real fault at the
+ * restart (rounds slower than the restored baseline) keeps them. */
+static void test_poisoned_state(void **state) {
+  (void)state;
+  /* a tracker armed on rounds a thousand times slower (no ceiling, so that
+   * it learns them) */
+  dp_health_conf_t c;
+  dp_health_conf_init(&c);
+  dp_health_t *h;
+  assert_int_equal(dp_health_new(&h, &c, 1), 0);
+  assert_int_equal(dp_health_set_target(h, 0, "t0", 2, names2, keys2,
+                                        DP_MEDIA_SSD, "M", 1e9),
+                   0);
+  dp_health_obs_t o[2];
+  for (int r = 0; r < 25; r++) {
+    slowed(o, 1e3, (r % 5) / 4.0);
+    feed(h, 0, o);
+  }
+  char *text;
+  size_t len;
+  assert_int_equal(dp_health_state_format(h, &text, &len), 0);
+  dp_health_free(h);
+  assert_non_null(strstr(text, "diskprobe-health 2\n"));
+  assert_non_null(strstr(text, "\nsum "));
+  char err[256];
+
+  /* one byte changed: refused by its checksum */
+  char *p50 = strstr(text, "\np50 ");
+  assert_non_null(p50);
+  char *edited = strdup(text);
+  edited[p50 - text + 5] = edited[p50 - text + 5] == '1' ? '2' : '1';
+  h = make(1, DP_MEDIA_SSD);
+  assert_int_equal(dp_health_state_parse(h, edited, len, err, sizeof(err)),
+                   -EINVAL);
+  assert_non_null(strstr(err, "checksum does not match"));
+  /* the sum line gone: refused too */
+  char *sum = strstr(edited, "\nsum ");
+  memcpy(sum + 1, "end\n", 5);
+  assert_int_equal(
+      dp_health_state_parse(h, edited, strlen(edited), err, sizeof(err)),
+      -EINVAL);
+  assert_non_null(strstr(err, "no checksum line"));
+  free(edited);
+
+  /* the file as saved: loaded, then the disk's own rounds drop it */
+  assert_int_equal(dp_health_state_parse(h, text, len, err, sizeof(err)), 0);
+  dp_health_verdict_t v;
+  for (int r = 0; r < DP_HEALTH_PROBATION_ROUNDS; r++) {
+    healthy(o, 0);
+    v = feed(h, 0, o);
+    if (r < DP_HEALTH_PROBATION_ROUNDS - 1) {
+      assert_null(v.relearned);
+      assert_true(v.armed);
+    }
+  }
+  assert_non_null(v.relearned);
+  assert_non_null(strstr(v.relearned, "not this disk's; learning them afresh"));
+  assert_false(v.armed);
+  /* learned afresh: a 500x slowdown is found */
+  arm(h, 0, 20);
+  assert_true(rounds_to_warn(h, 500, 5) > 0);
+  dp_health_free(h);
+
+  /* a real fault at the restart: slower than the restored baseline keeps
+   * it (and the rules judge it) */
+  h = make(1, DP_MEDIA_SSD);
+  arm(h, 0, 25);
+  free(text);
+  assert_int_equal(dp_health_state_format(h, &text, &len), 0);
+  dp_health_free(h);
+  h = make(1, DP_MEDIA_SSD);
+  assert_int_equal(dp_health_state_parse(h, text, len, err, sizeof(err)), 0);
+  int warned = 0;
+  for (int r = 0; r < 6; r++) {
+    slowed(o, 5, 0);
+    v = feed(h, 0, o);
+    assert_null(v.relearned);
+    assert_true(v.armed);
+    warned |= v.level >= DP_HEALTH_WARNING;
+  }
+  assert_true(warned);
+  /* and a version 1 file (no sum) still loads */
+  const char *v1 = "diskprobe-health 1\ninterval t0 10000000000\nend\n";
+  assert_int_equal(dp_health_state_parse(h, v1, strlen(v1), err, sizeof(err)),
+                   0);
+  free(text);
+  dp_health_free(h);
+}
+
 static void test_state_file(void **state) {
   (void)state;
   char dir[] = "/tmp/dp-test-health.XXXXXX", path[64], cmd[128];
@@ -1089,9 +1183,11 @@ static void test_state_file_steps(void **state) {
   static const struct {
     const char *text, *err;
   } bad[] = {
-      {"", "line 1: not a diskprobe health state file of version 1"},
+      {"", "line 1: not a diskprobe health state file of version 1 or 2"},
+      {"diskprobe-health 3\nend\n",
+       "line 1: not a diskprobe health state file of version 1 or 2"},
       {"diskprobe-health 2\nend\n",
-       "line 1: not a diskprobe health state file of version 1"},
+       "no checksum line before \"end\" (a truncated or edited file)"},
       {"diskprobe-health 1\nprobe t0\nend\n",
        "line 2: expected \"probe TARGET PROBE KEY N\""},
       {"diskprobe-health 1\nprobe t0 randread-qd1 randread/8192/1 9999\n",
@@ -1466,6 +1562,7 @@ int main(void) {
       cmocka_unit_test(test_not_probing_recovery),
       cmocka_unit_test(test_state_file),
       cmocka_unit_test(test_level_across_restart),
+      cmocka_unit_test(test_poisoned_state),
       cmocka_unit_test(test_state_file_steps),
       cmocka_unit_test(test_media_classes_and_ceiling),
       cmocka_unit_test(test_peers),
