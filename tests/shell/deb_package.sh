@@ -21,7 +21,7 @@
 #    prometheus.conf, health-notify-exec.conf + diskprobe_notify.sh,
 #    logfile.conf; then Debian's own `collectd -f -C /etc/collectd/collectd.conf`:
 #    RRD files under /var/lib/collectd/rrd/$(hostname -f)/diskprobe-pkg
-#    (rrdtool info, lastupdate), the series on localhost:9103/metrics, the
+#    (rrdtool info, lastupdate), the series on 127.0.0.1:9103/metrics, the
 #    health WARNING (rule ceiling) through the exec plugin and the script to
 #    its logger call (this machine has no syslog: a stand-in logger on the
 #    script's DISKPROBE_NOTIFY_PATH records it), the plugin's lines in
@@ -299,7 +299,7 @@ ss -ltn 2>/dev/null | grep -q '[:.]9103 ' && { echo "SKIP: /metrics (port 9103 i
 DISKPROBE_NOTIFY_PATH="$tmp/bin:/usr/bin:/bin" collectd -f -C "$conf" >"$tmp/collectd.out" 2>&1 &
 COLLECTD_PID=$!
 register_pid "$COLLECTD_PID"
-scraped() { curl -s localhost:9103/metrics 2>/dev/null | grep diskprobe >"$tmp/metrics" && grep -q 'diskprobe="pkg"' "$tmp/metrics"; }
+scraped() { curl -s 127.0.0.1:9103/metrics 2>/dev/null | grep diskprobe >"$tmp/metrics" && grep -q 'diskprobe="pkg"' "$tmp/metrics"; }
 notified() { grep -q 'type=health rule=ceiling' "$tmp/notified"; }
 t0=$SECONDS
 wait_until 60 test -f "$rrd/operations_per_second-randread-qd1.rrd"
@@ -323,7 +323,7 @@ pp=$(pgrep -P "$COLLECTD_PID" -x diskprobe-probe | head -1)
   fail "no /usr/libexec/diskprobe/diskprobe-prober process under collectd"
 if [ -n "$metrics_ok" ]; then
   grep -q '^collectd_diskprobe_probe_latency_p99{diskprobe="pkg",type="randread-qd1"' "$tmp/metrics" &&
-    pass "curl localhost:9103/metrics | grep diskprobe: $(wc -l <"$tmp/metrics") lines, p99 of pkg/randread-qd1 among them" ||
+    pass "curl 127.0.0.1:9103/metrics | grep diskprobe: $(wc -l <"$tmp/metrics") lines, p99 of pkg/randread-qd1 among them" ||
     fail "no diskprobe p99 of target pkg on /metrics: $(head -3 "$tmp/metrics")"
 fi
 msg=$(grep -m1 'type=health rule=ceiling' "$tmp/notified")
