@@ -11,7 +11,10 @@
 #    types.db, both commands and their manual pages, dashboards, alert
 #    rules, Grafana provisioning, every example (uncompressed, as in
 #    contrib/examples/), the MIT copyright and the drop-in are where the
-#    README says; the drop-in is a conffile; Depends pins collectd-core to
+#    README says; README.md uncompressed, and every relative link and
+#    #anchor of each installed markdown file resolves inside the installed
+#    doc trees (tests/tools/md_links.py --within); the drop-in is a
+#    conffile; Depends pins collectd-core to
 #    the installed collectd's release, which satisfies it; Recommends names
 #    collectd; no collectd service was started by the install;
 #  * the README's steps with the shipped examples only: a target in
@@ -215,6 +218,10 @@ $drop_in
 /usr/bin/diskprobe-rrd-graphs
 /usr/share/man/man1/diskprobe-rrd-graphs.1.gz
 $(for f in $examples; do echo "$ex/$f"; done)
+/usr/share/doc/diskprobe/README.md
+/usr/share/doc/diskprobe/src/README.md
+/usr/share/doc/diskprobe/tests/README.md
+/usr/share/doc/diskprobe/contrib/evaluation/health/README.md
 /usr/share/doc/diskprobe/copyright"
 dpkg -L diskprobe >"$tmp/dpkg-L"
 missing=0
@@ -230,6 +237,25 @@ for f in $examples; do
 done
 [ $bad = 0 ] && pass "all $(wc -w <<<"$examples") examples in $ex, uncompressed, as in contrib/examples/"
 ls "$ex"/*.gz >/dev/null 2>&1 && fail "compressed files in $ex: $(ls "$ex"/*.gz)"
+# The installed documentation: README.md uncompressed, as in the tree, and
+# every relative link and #anchor of every installed markdown file resolves
+# inside the package's doc trees (the READMEs it links to are installed
+# under the same relative paths; contrib/examples and dashboards/README.md
+# are links to where the examples and the dashboards' README are).
+cmp -s "$top_srcdir/README.md" /usr/share/doc/diskprobe/README.md &&
+  pass "/usr/share/doc/diskprobe/README.md is the source's README.md, uncompressed" ||
+  fail "/usr/share/doc/diskprobe/README.md is not the source's README.md (compressed?)"
+if command -v python3 >/dev/null; then
+  mapfile -t mds < <(grep '\.md$' "$tmp/dpkg-L" | while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done)
+  if out=$(python3 "$top_srcdir/tests/tools/md_links.py" --within /usr/share/doc/diskprobe --within /usr/share/diskprobe "${mds[@]}" 2>&1); then
+    pass "installed docs: ${out##*$'\n'}"
+  else
+    printf '%s\n' "$out"
+    fail "installed docs: links that lead nowhere (above)"
+  fi
+else
+  echo "SKIP: the installed docs' links (no python3)"
+fi
 grep -qx 'License: Expat' /usr/share/doc/diskprobe/copyright && ! grep -qi unspecified /usr/share/doc/diskprobe/copyright &&
   grep -q 'Permission is hereby granted' /usr/share/doc/diskprobe/copyright &&
   pass "copyright: MIT (Expat) with its text" || fail "copyright does not state the MIT licence"
