@@ -11,7 +11,10 @@
 #    types.db, both commands and their manual pages, dashboards, alert
 #    rules, Grafana provisioning, every example (uncompressed, as in
 #    contrib/examples/), the MIT copyright and the drop-in are where the
-#    README says; the drop-in is a conffile; Depends pins collectd-core to
+#    README says; README.md uncompressed, and every relative link and
+#    #anchor of each installed markdown file resolves inside the installed
+#    doc trees (tests/tools/md_links.py --within); the drop-in is a
+#    conffile; Depends pins collectd-core to
 #    the installed collectd's release, which satisfies it; Recommends names
 #    collectd; no collectd service was started by the install;
 #  * the README's steps with the shipped examples only: a target in
@@ -21,7 +24,7 @@
 #    prometheus.conf, health-notify-exec.conf + diskprobe_notify.sh,
 #    logfile.conf; then Debian's own `collectd -f -C /etc/collectd/collectd.conf`:
 #    RRD files under /var/lib/collectd/rrd/$(hostname -f)/diskprobe-pkg
-#    (rrdtool info, lastupdate), the series on localhost:9103/metrics, the
+#    (rrdtool info, lastupdate), the series on 127.0.0.1:9103/metrics, the
 #    health WARNING (rule ceiling) through the exec plugin and the script to
 #    its logger call (this machine has no syslog: a stand-in logger on the
 #    script's DISKPROBE_NOTIFY_PATH records it), the plugin's lines in
@@ -215,6 +218,10 @@ $drop_in
 /usr/bin/diskprobe-rrd-graphs
 /usr/share/man/man1/diskprobe-rrd-graphs.1.gz
 $(for f in $examples; do echo "$ex/$f"; done)
+/usr/share/doc/diskprobe/README.md
+/usr/share/doc/diskprobe/src/README.md
+/usr/share/doc/diskprobe/tests/README.md
+/usr/share/doc/diskprobe/contrib/evaluation/health/README.md
 /usr/share/doc/diskprobe/copyright"
 dpkg -L diskprobe >"$tmp/dpkg-L"
 missing=0
@@ -230,6 +237,25 @@ for f in $examples; do
 done
 [ $bad = 0 ] && pass "all $(wc -w <<<"$examples") examples in $ex, uncompressed, as in contrib/examples/"
 ls "$ex"/*.gz >/dev/null 2>&1 && fail "compressed files in $ex: $(ls "$ex"/*.gz)"
+# The installed documentation: README.md uncompressed, as in the tree, and
+# every relative link and #anchor of every installed markdown file resolves
+# inside the package's doc trees (the READMEs it links to are installed
+# under the same relative paths; contrib/examples and dashboards/README.md
+# are links to where the examples and the dashboards' README are).
+cmp -s "$top_srcdir/README.md" /usr/share/doc/diskprobe/README.md &&
+  pass "/usr/share/doc/diskprobe/README.md is the source's README.md, uncompressed" ||
+  fail "/usr/share/doc/diskprobe/README.md is not the source's README.md (compressed?)"
+if command -v python3 >/dev/null; then
+  mapfile -t mds < <(grep '\.md$' "$tmp/dpkg-L" | while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done)
+  if out=$(python3 "$top_srcdir/tests/tools/md_links.py" --within /usr/share/doc/diskprobe --within /usr/share/diskprobe "${mds[@]}" 2>&1); then
+    pass "installed docs: ${out##*$'\n'}"
+  else
+    printf '%s\n' "$out"
+    fail "installed docs: links that lead nowhere (above)"
+  fi
+else
+  echo "SKIP: the installed docs' links (no python3)"
+fi
 grep -qx 'License: Expat' /usr/share/doc/diskprobe/copyright && ! grep -qi unspecified /usr/share/doc/diskprobe/copyright &&
   grep -q 'Permission is hereby granted' /usr/share/doc/diskprobe/copyright &&
   pass "copyright: MIT (Expat) with its text" || fail "copyright does not state the MIT licence"
@@ -299,7 +325,7 @@ ss -ltn 2>/dev/null | grep -q '[:.]9103 ' && { echo "SKIP: /metrics (port 9103 i
 DISKPROBE_NOTIFY_PATH="$tmp/bin:/usr/bin:/bin" collectd -f -C "$conf" >"$tmp/collectd.out" 2>&1 &
 COLLECTD_PID=$!
 register_pid "$COLLECTD_PID"
-scraped() { curl -s localhost:9103/metrics 2>/dev/null | grep diskprobe >"$tmp/metrics" && grep -q 'diskprobe="pkg"' "$tmp/metrics"; }
+scraped() { curl -s 127.0.0.1:9103/metrics 2>/dev/null | grep diskprobe >"$tmp/metrics" && grep -q 'diskprobe="pkg"' "$tmp/metrics"; }
 notified() { grep -q 'type=health rule=ceiling' "$tmp/notified"; }
 t0=$SECONDS
 wait_until 60 test -f "$rrd/operations_per_second-randread-qd1.rrd"
@@ -323,7 +349,7 @@ pp=$(pgrep -P "$COLLECTD_PID" -x diskprobe-probe | head -1)
   fail "no /usr/libexec/diskprobe/diskprobe-prober process under collectd"
 if [ -n "$metrics_ok" ]; then
   grep -q '^collectd_diskprobe_probe_latency_p99{diskprobe="pkg",type="randread-qd1"' "$tmp/metrics" &&
-    pass "curl localhost:9103/metrics | grep diskprobe: $(wc -l <"$tmp/metrics") lines, p99 of pkg/randread-qd1 among them" ||
+    pass "curl 127.0.0.1:9103/metrics | grep diskprobe: $(wc -l <"$tmp/metrics") lines, p99 of pkg/randread-qd1 among them" ||
     fail "no diskprobe p99 of target pkg on /metrics: $(head -3 "$tmp/metrics")"
 fi
 msg=$(grep -m1 'type=health rule=ceiling' "$tmp/notified")
