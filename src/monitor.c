@@ -27,8 +27,16 @@ static void emit_sample(const dp_monitor_t *m, const dp_sched_sample_t *s,
   const char *in = s->target_name, *pn = s->probe_name;
   uint64_t ivl = s->interval_ns;
   int measured = r->ops > 0;
-  dp_mon_gauge(m, DP_METRIC_PROBE_IOPS, in, pn, r->iops, tm, ivl);
-  dp_mon_gauge(m, DP_METRIC_PROBE_BYTES, in, pn, r->bytes_per_s, tm, ivl);
+  /* A probe that did no I/O and neither stalled nor failed was skipped (a
+   * disk too slow for it, a round discarded): its rates are unknown, not
+   * zero -- a healthy capped disk must not graph as dead. A stall or
+   * failing I/O that completed nothing is a true zero. */
+  int skipped = !measured && !r->stalled &&
+                r->err_io + r->err_short + r->err_timeout == 0;
+  dp_mon_gauge(m, DP_METRIC_PROBE_IOPS, in, pn, skipped ? NAN : r->iops, tm,
+               ivl);
+  dp_mon_gauge(m, DP_METRIC_PROBE_BYTES, in, pn, skipped ? NAN : r->bytes_per_s,
+               tm, ivl);
   /* No completed I/O: latency is unknown, not zero. */
   double lat[7] = {r->lat_min_s, r->lat_mean_s, r->lat_p50_s, r->lat_p90_s,
                    r->lat_p99_s, r->lat_p999_s, r->lat_max_s};

@@ -519,6 +519,37 @@ static void test_stall_okay_waits_for_clean_round(void **state) {
   dp_monitor_free(m);
 }
 
+/* A probe skipped on a disk too slow for it (the deep probes, when QD1's
+ * p50 is longer than their Duration) is not measured: its IOPS and bytes
+ * per second go out as NaN -- unknown -- never 0, which would graph a
+ * healthy slow disk as dead; QD1, which ran, has its figures. */
+static void test_skipped_probe_values_unknown(void **state) {
+  (void)state;
+  dp_target_conf_t t = live_target("probe", "ProbeInterval", "10", NULL);
+  rec_t r;
+  dp_monitor_sink_t sink;
+  dp_monitor_t *m = live_monitor(&t, &r, &sink, NULL);
+  fake_aio_set_delay(300000000); /* 0.3 s an I/O: longer than a deep probe */
+  live_step_read(m, 1);
+  fake_aio_set_delay(0);
+  int found;
+  double qd1 =
+      last_value(&r, "t1", "operations_per_second", "randread-qd1", &found);
+  assert_true(found && qd1 > 0);
+  double qd32 =
+      last_value(&r, "t1", "operations_per_second", "randread-qd32", &found);
+  assert_true(found);
+  if (!isnan(qd32))
+    fail_msg("a skipped probe's IOPS went out as %g, not NaN", qd32);
+  double bytes = last_value(&r, "t1", "bytes_per_second", "seqread", &found);
+  assert_true(found);
+  if (!isnan(bytes))
+    fail_msg("a skipped probe's bytes/s went out as %g, not NaN", bytes);
+  assert_non_null(strstr(r.logs, "randread-qd32"));
+  assert_int_equal(dp_monitor_stop(m), 0);
+  dp_monitor_free(m);
+}
+
 /* The notices of one type and severity, counted. */
 static size_t notices_sev(const rec_t *r, const char *type,
                           dp_monitor_severity_t sev) {
@@ -675,6 +706,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_skipped_probe_not_measured),
       cmocka_unit_test(test_changed_verdict_notice),
+      cmocka_unit_test_setup_teardown(test_skipped_probe_values_unknown,
+                                      live_setup, live_teardown),
       cmocka_unit_test_setup_teardown(test_okay_across_restart, live_setup,
                                       live_teardown),
       cmocka_unit_test_setup_teardown(test_not_probing_is_failure, live_setup,
