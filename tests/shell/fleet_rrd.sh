@@ -22,7 +22,8 @@
 # with a note on stderr and in the reports, the rest reported (exit 0), a
 # compare side or a tree with nothing readable exit 2; FIFOs and a device
 # node skipped unopened (each command under `timeout 20`: a FIFO used to
-# block them forever).
+# block them forever); failslow's csv reader refuses a FIFO at once and
+# prints a host name escaped.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd rrdtool
@@ -408,5 +409,20 @@ rc=$?
 [ $rc = 0 ] && grep -Fq "$fifo: skipped: not a regular file (a FIFO)" "$d/hfc.err" &&
   pass "compare --rrd: a side with a FIFO read without it (exit 0, the FIFO named)" ||
   fail "compare --rrd with a FIFO: exit $rc, $(cat "$d/hfc.err")"
+
+# failslow over a collectd csv tree with a FIFO for a series file: refused
+# at once, naming it
+mkdir -p "$d/fcsv/h/diskprobe-dev-sda"
+mkfifo "$d/fcsv/h/diskprobe-dev-sda/bytes_per_second-read-2024-01-01"
+timeout 20 "$dp" failslow --collectd-csv "$d/fcsv" >/dev/null 2>"$d/fcsv.err"
+rc=$?
+[ $rc = 2 ] && grep -Fq "$d/fcsv/h/diskprobe-dev-sda/bytes_per_second-read-2024-01-01: not a regular file (a FIFO)" "$d/fcsv.err" &&
+  pass "failslow --collectd-csv: a FIFO series file refused at once, named" || fail "failslow with a FIFO: exit $rc, $(cat "$d/fcsv.err")"
+# failslow prints a host name from the tree escaped in text
+mkdir -p "$d/ecsv/$evil/diskprobe-dev-sda"
+printf 'epoch,value\n1700000000,100\n' >"$d/ecsv/$evil/diskprobe-dev-sda/bytes_per_second-read-2023-11-14"
+timeout 20 "$dp" failslow --collectd-csv "$d/ecsv" >"$d/ecsv.txt" 2>&1
+grep -Fq 'ev\nil\x1b[31m' "$d/ecsv.txt" && ! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$d/ecsv.txt" &&
+  pass "failslow text: a host name's control characters escaped" || fail "failslow text: $(cat -v "$d/ecsv.txt")"
 
 finish fleet_rrd
