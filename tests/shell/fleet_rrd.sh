@@ -23,7 +23,7 @@
 # compare side or a tree with nothing readable exit 2; FIFOs and a device
 # node skipped unopened (each command under `timeout 20`: a FIFO used to
 # block them forever); failslow's csv reader refuses a FIFO at once and
-# prints a host name escaped.
+# prints a host name escaped; replay a target name escaped.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd rrdtool
@@ -424,5 +424,17 @@ printf 'epoch,value\n1700000000,100\n' >"$d/ecsv/$evil/diskprobe-dev-sda/bytes_p
 timeout 20 "$dp" failslow --collectd-csv "$d/ecsv" >"$d/ecsv.txt" 2>&1
 grep -Fq 'ev\nil\x1b[31m' "$d/ecsv.txt" && ! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$d/ecsv.txt" &&
   pass "failslow text: a host name's control characters escaped" || fail "failslow text: $(cat -v "$d/ecsv.txt")"
+
+# replay prints a target's name from the recording escaped in text
+python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if "target" in o:
+        o["target"] = "t\n\x1b[2Jx"
+    print(json.dumps(o))' "$d/quiet.jsonl" >"$d/evil-target.jsonl"
+"$dp" replay "$d/evil-target.jsonl" >"$d/replay.txt" 2>&1
+grep -Fq 'target t\n\x1b[2Jx: 300 rounds' "$d/replay.txt" && ! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$d/replay.txt" &&
+  pass "replay text: a target's control characters escaped" || fail "replay text: $(tail -2 "$d/replay.txt" | cat -v)"
 
 finish fleet_rrd
