@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 /* --format: "text" -> 0, "json" -> 1, anything else -> -1. */
 static inline int dp_cli_format(const char *s) {
@@ -101,6 +102,34 @@ const char *dp_cli_fmt_ratio(double r, char *buf, size_t len);
 /* Prints s padded with blanks to width display columns (UTF-8: "µ" is
  * one column): right-aligned for width > 0, left for width < 0. */
 void dp_cli_pad(FILE *f, const char *s, int width);
+
+/* ---- names from the input, in text (common.c) ------------------------
+ *
+ * A name that comes from what the command reads (a host's directory in a
+ * central tree, a target, a disk, a class, a file's path, a library's
+ * error that quotes one) is printed in text output through these, never
+ * raw: anyone who can name a directory chooses it, and a newline or a
+ * terminal escape in it would forge lines or drive the terminal. Every
+ * C0 control character, DEL, C1 (U+0080-U+009F) and every byte that is
+ * not part of valid UTF-8 is shown as an escape: \n, \t, \r, \a, \b,
+ * \f, \v, else \xHH per byte (ESC: \x1b); a backslash as \\. Other
+ * UTF-8 is kept. JSON output keeps the name (jansson escapes it); HTML
+ * escapes its own way. */
+
+/* s escaped into buf (len bytes; cut short at a whole escape, ending
+ * "..." when it does not fit). Returns buf. */
+const char *dp_cli_visible(const char *s, char *buf, size_t len);
+
+/* s escaped, written to f whole. */
+void dp_cli_put_visible(FILE *f, const char *s);
+
+/* What a file that is not a regular file is, for "not a regular file
+ * (a FIFO)": "a FIFO", "a character device", "a block device", "a
+ * socket", "a directory", "of another kind". */
+const char *dp_cli_file_kind(mode_t mode);
+
+/* Room for a name of 255 bytes escaped (4 bytes out per byte in). */
+#define DP_CLI_VISIBLE_NAME (4 * 256)
 
 /* `diskprobe run ...`: argv[0] is "run". Returns the exit status. */
 int dp_cmd_run(int argc, char **argv);

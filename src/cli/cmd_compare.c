@@ -38,6 +38,12 @@
  * order with QD32's p50 and mean appended and each row's "probe", and
  * "separations", every row that may lead in that order.
  *
+ * With --rrd, a file of the tree that is not a regular file or that
+ * librrd cannot read is skipped with one line on stderr (rrd_input.h) and
+ * the side is read without it; a side whose every file was skipped is an
+ * error naming it ("A: no readable RRD file (N skipped)"). In text, the
+ * sides' names and the paths are printed through dp_cli_visible (cli.h).
+ *
  * Exit 0 when both sides were read, 2 on bad usage or unreadable input
  * (one line on stderr).
  */
@@ -188,22 +194,28 @@ static int spec_has(const char *spec, const dp_rrdin_target_t *t) {
 
 static int side_from_rrd(side_t *sd, const char *root,
                          const dp_rrdin_target_t *t, size_t nt, time_t start,
-                         time_t end) {
-  size_t matched = 0;
+                         time_t end, dp_rrdin_skips_t *sk) {
+  size_t matched = 0, read0 = sk->read, skipped0 = sk->n;
   for (size_t i = 0; i < nt; i++) {
     if (!spec_has(sd->name, &t[i]))
       continue;
     time_t newest;
-    int rc = dp_rrdin_target_values(CMD, &t[i], start, end, sd->s, &newest);
+    int rc = dp_rrdin_target_values(CMD, &t[i], start, end, sd->s, &newest, sk);
     if (rc != 0)
       return rc;
     matched++;
   }
-  if (matched == 0) {
-    fprintf(stderr,
-            "diskprobe " CMD ": %s: no such HOST, HOST/TARGET or class:NAME "
-            "in %s\n",
-            sd->name, root);
+  if (matched == 0 || (sk->read == read0 && sk->n > skipped0)) {
+    fputs("diskprobe " CMD ": ", stderr);
+    dp_cli_put_visible(stderr, sd->name);
+    if (matched == 0) {
+      fputs(": no such HOST, HOST/TARGET or class:NAME in ", stderr);
+      dp_cli_put_visible(stderr, root);
+      fputc('\n', stderr);
+    } else {
+      fprintf(stderr, ": no readable RRD file (%zu skipped)\n",
+              sk->n - skipped0);
+    }
     return 2;
   }
   return 0;
@@ -289,7 +301,11 @@ static void print_text(const side_t *a, const side_t *b,
   } else if (n == 0) {
     printf("no figure measured on both sides\n");
   }
-  printf("\nA: %s\nB: %s\n", a->name, b->name);
+  printf("\nA: ");
+  dp_cli_put_visible(stdout, a->name);
+  printf("\nB: ");
+  dp_cli_put_visible(stdout, b->name);
+  putchar('\n');
   printf("%-24s %10s %10s %8s %17s  %s\n", "", "A", "B", "B/A", "95% interval",
          "verdict");
   static const int shown_as[] = {F_IOPS, F_MEAN, F_P50, F_SEQ};
@@ -430,8 +446,10 @@ const dp_cli_help_t dp_cli_help_compare = {
     "depth each side's figure, the ratio B/A, its 95 % interval (a block "
     "bootstrap over rounds) and a verdict: different (the whole interval "
     "beyond 10 % either way), within noise, or too few rounds (under 5). "
-    "Exit status: 0 when both sides were read, 2 on bad usage or unreadable "
-    "input.",
+    "With --rrd, a file that is not a regular file or that librrd cannot "
+    "read is skipped with a line on stderr; a side with no readable file is "
+    "an error. Exit status: 0 when both sides were read, 2 on bad usage or "
+    "unreadable input.",
     compare_examples};
 
 static int usage(FILE *f, int rc) {
@@ -490,14 +508,16 @@ int dp_cmd_compare(int argc, char **argv) {
   side_t a = {.name = argv[optind]}, b = {.name = argv[optind + 1]};
   if (o.rrd != NULL) {
     dp_rrdin_target_t *t = NULL;
+    dp_rrdin_skips_t sk = {0};
     size_t nt = 0;
     time_t now = time(NULL), start = now - (time_t)o.since_s;
-    rc = dp_rrdin_scan(CMD, o.rrd, &t, &nt);
+    rc = dp_rrdin_scan(CMD, o.rrd, &t, &nt, &sk);
     if (rc == 0)
-      rc = side_from_rrd(&a, o.rrd, t, nt, start, now);
+      rc = side_from_rrd(&a, o.rrd, t, nt, start, now, &sk);
     if (rc == 0)
-      rc = side_from_rrd(&b, o.rrd, t, nt, start, now);
+      rc = side_from_rrd(&b, o.rrd, t, nt, start, now, &sk);
     free(t);
+    dp_rrdin_skips_free(&sk);
   } else {
     rc = side_from_file(&a);
     if (rc == 0)

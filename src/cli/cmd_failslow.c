@@ -199,14 +199,18 @@ typedef struct {
   uint64_t steps;
 } run_t;
 
+/* A host's or disk's name in text: escaped (cli.h). */
+#define VIS(s, buf) dp_cli_visible((s), (buf), sizeof(buf))
+
 static void print_conf(const run_t *r, const dp_failslow_conf_t *c,
                        double step) {
+  char host[DP_CLI_VISIBLE_NAME];
   printf("conf %s step=%g window_steps=%u score_windows=%u "
          "long_windows=%u day_windows=%u flag_ratio=%g clear_ratio=%g "
          "long_ratio=%g long_z=%g persist_ratio=%g day_ratio=%g\n",
-         r->h->name, step, c->window_steps, c->score_windows, c->long_windows,
-         c->day_windows, c->flag_ratio, c->clear_ratio, c->long_ratio,
-         c->long_z, c->persist_ratio, c->day_ratio);
+         VIS(r->h->name, host), step, c->window_steps, c->score_windows,
+         c->long_windows, c->day_windows, c->flag_ratio, c->clear_ratio,
+         c->long_ratio, c->long_z, c->persist_ratio, c->day_ratio);
 }
 
 /* A first flag in JSON. */
@@ -226,12 +230,14 @@ static void print_flag_json(const run_t *r, size_t i, int64_t ts) {
 
 /* A flag or a clear in words. */
 static void print_change_text(const run_t *r, size_t i, int64_t ts) {
-  char when[64], desc[512];
+  char when[64], desc[512], host[DP_CLI_VISIBLE_NAME],
+      disk[DP_CLI_VISIBLE_NAME];
   fmt_utc(ts, when, sizeof(when));
   dp_failslow_describe(r->d, i, &r->v[i], desc, sizeof(desc));
   printf("%s %s: %s at %s (%.1f h after the host's first sample): %s\n",
-         r->h->name, r->h->disks[i], r->v[i].flagged ? "FLAGGED" : "cleared",
-         when, ((double)ts - r->h->s[0].t_s) / 3600.0, desc);
+         VIS(r->h->name, host), VIS(r->h->disks[i], disk),
+         r->v[i].flagged ? "FLAGGED" : "cleared", when,
+         ((double)ts - r->h->s[0].t_s) / 3600.0, desc);
 }
 
 /* What a closed window shows: trace lines, the largest scores, flags and
@@ -240,13 +246,14 @@ static void report_window(run_t *r, double t) {
   const opts_t *o = r->o;
   const dp_fsinput_host_t *h = r->h;
   int64_t ts = (int64_t)llround(t);
+  char host[DP_CLI_VISIBLE_NAME], disk[DP_CLI_VISIBLE_NAME];
   if (o->trace && !o->json)
     for (size_t i = 0; i < h->ndisks; i++) {
       const dp_failslow_verdict_t *v = &r->v[i];
-      printf("trace %s %s %lld %.4f %.4f %.4f %.2f %.4f %.4f %u %d\n", h->name,
-             h->disks[i], (long long)ts, v->window_slowdown, v->slowdown,
-             v->slowdown_long, v->z_long, v->slowdown_persist, v->slowdown_day,
-             v->peers, v->flagged);
+      printf("trace %s %s %lld %.4f %.4f %.4f %.2f %.4f %.4f %u %d\n",
+             VIS(h->name, host), VIS(h->disks[i], disk), (long long)ts,
+             v->window_slowdown, v->slowdown, v->slowdown_long, v->z_long,
+             v->slowdown_persist, v->slowdown_day, v->peers, v->flagged);
     }
   for (size_t i = 0; i < h->ndisks; i++) {
     const dp_failslow_verdict_t *v = &r->v[i];
@@ -295,15 +302,16 @@ static void feed_samples(run_t *r, double step, unsigned window_steps) {
 
 static void print_summary(run_t *r) {
   const dp_fsinput_host_t *h = r->h;
+  char host[DP_CLI_VISIBLE_NAME], disk[DP_CLI_VISIBLE_NAME];
   if (r->o->drives)
     for (size_t i = 0; i < h->ndisks; i++) {
       dp_failslow_verdict(r->d, i, &r->v[i]);
-      printf("  %s %s: largest score %.3f, last %.3f, %s\n", h->name,
-             h->disks[i], r->maxs[i], r->v[i].slowdown,
+      printf("  %s %s: largest score %.3f, last %.3f, %s\n", VIS(h->name, host),
+             VIS(h->disks[i], disk), r->maxs[i], r->v[i].slowdown,
              r->first[i] >= 0 ? "flagged" : "not flagged");
     }
-  printf("%s: %zu drives, %llu intervals, %u flagged\n", h->name, h->ndisks,
-         (unsigned long long)r->steps, r->flagged);
+  printf("%s: %zu drives, %llu intervals, %u flagged\n", VIS(h->name, host),
+         h->ndisks, (unsigned long long)r->steps, r->flagged);
 }
 
 /* Runs the detector over h in time order, printing as it goes. 0 or 2. */

@@ -29,8 +29,20 @@
  * "disk", "flagged", "first_flag_ts", "max_score"}]}; numbers that are not
  * one are null; a member per line, indented), or html (one self-contained page,
  * no external assets).
- * --out FILE writes there instead of standard output. Exit 0, or 2 on bad
- * usage or an unreadable tree (one line on stderr).
+ * --out FILE writes there instead of standard output.
+ *
+ * A file of the tree that is not a regular file, or that librrd cannot
+ * read (cut short, not an RRD file), is skipped (rrd_input.h): one line on
+ * stderr "diskprobe fleet: PATH: skipped: WHY", and in the report: text
+ * "skipped: PATH: WHY" lines at the end, JSON "skipped": [{"file",
+ * "why"}], HTML a list under the table; the rest is reported. In text,
+ * every name from the tree (host, target, disk, class, path) is printed
+ * through dp_cli_visible (cli.h): a newline or an escape in a directory's
+ * name is shown, not obeyed. Exit 0 when the report was written (a
+ * target without any readable file is a row without figures); 2 on bad
+ * usage, a tree that cannot be listed or has no target, a tree whose
+ * every probe file was skipped (none readable), or output that cannot be
+ * written (one line on stderr).
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -71,6 +83,7 @@ typedef struct {
   dp_fleetstat_row_t *rows;
   fsres_t *fs;
   size_t nfs;
+  dp_rrdin_skips_t sk; /* files skipped */
 } fleet_t;
 
 static const int fig_series[DP_FLEETSTAT_NFIGURES] = {
@@ -90,7 +103,7 @@ static int fleet_rank(fleet_t *fl) {
   for (size_t i = 0; i < fl->nt; i++) {
     dp_rrdin_values_t s[DP_RRDIN_NSERIES] = {{0}};
     int rc = dp_rrdin_target_values(CMD, &fl->t[i], start, fl->now, s,
-                                    &fl->newest[i]);
+                                    &fl->newest[i], &fl->sk);
     dp_fleetstat_row_t *r = &fl->rows[i];
     r->id = i;
     r->cls = fl->t[i].cls;
@@ -102,6 +115,12 @@ static int fleet_rank(fleet_t *fl) {
       free(s[k].v);
     if (rc != 0)
       return rc;
+  }
+  if (fl->sk.read == 0 && fl->sk.n > 0) {
+    fprintf(stderr, "diskprobe " CMD ": ");
+    dp_cli_put_visible(stderr, fl->root);
+    fprintf(stderr, ": no readable RRD file (%zu skipped)\n", fl->sk.n);
+    return 2;
   }
   if (dp_fleetstat_rank(fl->rows, fl->nt) != 0) {
     fprintf(stderr, "diskprobe " CMD ": out of memory\n");
@@ -115,7 +134,7 @@ static int fleet_failslow_host(fleet_t *fl, const char *host) {
   dp_fsinput_host_t h;
   memset(&h, 0, sizeof(h));
   time_t start = fl->now - (time_t)fl->since_s;
-  int rc = dp_rrdin_devview(CMD, fl->root, host, start, fl->now, &h);
+  int rc = dp_rrdin_devview(CMD, fl->root, host, start, fl->now, &h, &fl->sk);
   int64_t *first = calloc(h.ndisks + 1, sizeof(*first));
   double *maxs = calloc(h.ndisks + 1, sizeof(*maxs));
   fsres_t *fs = realloc(fl->fs, (fl->nfs + h.ndisks + 1) * sizeof(*fs));
@@ -227,6 +246,9 @@ static void text_cells(FILE *o, const char *const c[DP_FLEETSTAT_NFIGURES]) {
   }
 }
 
+/* A name from the tree for a text column: escaped (cli.h). */
+#define VIS(s, buf) dp_cli_visible((s), (buf), sizeof(buf))
+
 static void print_text(const fleet_t *fl, FILE *o) {
   fprintf(o, "%-4s %-12s %-12s %-8s %-16s %3s", "rank", "host", "target",
           "disk", "class", "n");
@@ -241,8 +263,11 @@ static void print_text(const fleet_t *fl, FILE *o) {
     fmt_age(age_s(fl, r->id), age, sizeof(age));
     fmt_worst(r->worst, worst, sizeof(worst));
     const char *cells[DP_FLEETSTAT_NFIGURES] = {c[0], c[1], c[2]};
-    fprintf(o, "%-4zu %-12s %-12s %-8s %-16s %3zu", i + 1, t->host, t->target,
-            t->disk[0] ? t->disk : "-", t->cls, r->class_n);
+    char host[DP_CLI_VISIBLE_NAME], target[DP_CLI_VISIBLE_NAME],
+        disk[DP_CLI_VISIBLE_NAME], cls[DP_CLI_VISIBLE_NAME];
+    fprintf(o, "%-4zu %-12s %-12s %-8s %-16s %3zu", i + 1, VIS(t->host, host),
+            VIS(t->target, target), t->disk[0] ? VIS(t->disk, disk) : "-",
+            VIS(t->cls, cls), r->class_n);
     text_cells(o, cells);
     fprintf(o, " %6s %7s\n", worst, age);
   }
@@ -253,14 +278,21 @@ static void print_text(const fleet_t *fl, FILE *o) {
     const fsres_t *s = &fl->fs[i];
     if (s->first < 0)
       continue;
-    char when[64];
+    char when[64], host[DP_CLI_VISIBLE_NAME], disk[DP_CLI_VISIBLE_NAME];
     fmt_utc(s->first, when, sizeof(when));
-    fprintf(o, "fail-slow: %s %s flagged at %s (largest score %.2f)\n", s->host,
-            s->disk, when, s->max_score);
+    fprintf(o, "fail-slow: %s %s flagged at %s (largest score %.2f)\n",
+            VIS(s->host, host), VIS(s->disk, disk), when, s->max_score);
     flagged++;
   }
   fprintf(o, "fail-slow: %zu disks of the device view checked, %zu flagged\n",
           fl->nfs, flagged);
+  for (size_t i = 0; i < fl->sk.n; i++) {
+    fputs("skipped: ", o);
+    dp_cli_put_visible(o, fl->sk.file[i]);
+    fputs(": ", o);
+    dp_cli_put_visible(o, fl->sk.why[i]);
+    fputc('\n', o);
+  }
 }
 
 static json_t *fs_json(const fsres_t *s) {
@@ -314,6 +346,14 @@ static void print_json(const fleet_t *fl, FILE *o) {
   for (size_t i = 0; i < fl->nfs; i++)
     dp_cli_json_append(fs, fs_json(&fl->fs[i]));
   dp_cli_json_set(doc, "failslow", fs);
+  json_t *sk = dp_cli_json_array();
+  for (size_t i = 0; i < fl->sk.n; i++) {
+    json_t *x = dp_cli_json_object();
+    dp_cli_json_set(x, "file", dp_cli_json_str(fl->sk.file[i]));
+    dp_cli_json_set(x, "why", dp_cli_json_str(fl->sk.why[i]));
+    dp_cli_json_append(sk, x);
+  }
+  dp_cli_json_set(doc, "skipped", sk);
   dp_cli_json_print(o, doc, DP_CLI_JSON_INDENTED);
 }
 
@@ -331,6 +371,9 @@ static void html_str(FILE *o, const char *s) {
       break;
     case '"':
       fputs("&quot;", o);
+      break;
+    case '\'':
+      fputs("&#39;", o);
       break;
     default:
       fputc(*s, o);
@@ -396,7 +439,19 @@ static void print_html(const fleet_t *fl, FILE *o) {
   fputs("<th>worst</th><th>age</th><th>fail-slow</th></tr>\n", o);
   for (size_t i = 0; i < fl->nt; i++)
     print_html_row(fl, o, i);
-  fputs("</table>\n</body></html>\n", o);
+  fputs("</table>\n", o);
+  if (fl->sk.n > 0) {
+    fprintf(o, "<p><b>Skipped</b> (%zu files not read):</p>\n<ul>\n", fl->sk.n);
+    for (size_t i = 0; i < fl->sk.n; i++) {
+      fputs("<li>", o);
+      html_str(o, fl->sk.file[i]);
+      fputs(": ", o);
+      html_str(o, fl->sk.why[i]);
+      fputs("</li>\n", o);
+    }
+    fputs("</ul>\n", o);
+  }
+  fputs("</body></html>\n", o);
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -424,7 +479,12 @@ const dp_cli_help_t dp_cli_help_fleet = {
     "the window's median QD1 p50 latency, QD32 IOPS and sequential MB/s, each "
     "against the median of the disk's class (x: slowdown, >1 slower), the "
     "worst first; then the fail-slow detector over each host's device view. "
-    "Exit status: 0, 2 on bad usage or an unreadable tree.",
+    "A file that is not a regular file (a FIFO, a device) or that librrd "
+    "cannot read is skipped with a line on stderr and a note in the report; "
+    "names from the tree are printed with control characters escaped (\\n, "
+    "\\x1b). Exit status: 0 when the report was written, 2 on bad usage, a "
+    "tree that cannot be listed, has no target or no readable probe file, or "
+    "output that cannot be written.",
     fleet_examples};
 
 static int usage(FILE *f, int rc) {
@@ -500,7 +560,7 @@ int dp_cmd_fleet(int argc, char **argv) {
   if (rc != 0)
     return rc - 1;
   fl.now = time(NULL);
-  rc = dp_rrdin_scan(CMD, fl.root, &fl.t, &fl.nt);
+  rc = dp_rrdin_scan(CMD, fl.root, &fl.t, &fl.nt, &fl.sk);
   if (rc == 0)
     rc = fleet_rank(&fl);
   if (rc == 0)
@@ -511,5 +571,6 @@ int dp_cmd_fleet(int argc, char **argv) {
   free(fl.rows);
   free(fl.newest);
   free(fl.fs);
+  dp_rrdin_skips_free(&fl.sk);
   return rc;
 }

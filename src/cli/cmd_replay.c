@@ -141,9 +141,11 @@ static void replay_verdict(const dp_monitor_verdict_t *mv, void *arg) {
     dp_cli_json_set(o, "message", dp_cli_json_str(mv->words));
     dp_cli_json_print(stdout, o, DP_CLI_JSON_LINE);
   } else {
-    printf("round %-6llu %s -> %s: %s\n", (unsigned long long)mv->round,
-           dp_health_level_name(v->prev_level), dp_health_level_name(v->level),
-           mv->words);
+    /* the words name the target, as the recording spells it (cli.h) */
+    printf("round %-6llu %s -> %s: ", (unsigned long long)mv->round,
+           dp_health_level_name(v->prev_level), dp_health_level_name(v->level));
+    dp_cli_put_visible(stdout, mv->words);
+    putchar('\n');
   }
 }
 
@@ -358,11 +360,12 @@ static void replay_summary(int json, const tgt_t *tg, size_t nt) {
       dp_cli_json_set(o, "bad_rounds", dp_cli_json_uint(t->bad_rounds));
       dp_cli_json_print(stdout, o, DP_CLI_JSON_LINE);
     } else {
-      printf("target %s: %llu rounds, armed at round %llu, %llu warnings, "
+      fputs("target ", stdout);
+      dp_cli_put_visible(stdout, t->name);
+      printf(": %llu rounds, armed at round %llu, %llu warnings, "
              "%llu failures, %llu rounds at warning or worse\n",
-             t->name, (unsigned long long)t->rounds,
-             (unsigned long long)t->armed_at, (unsigned long long)t->warnings,
-             (unsigned long long)t->failures,
+             (unsigned long long)t->rounds, (unsigned long long)t->armed_at,
+             (unsigned long long)t->warnings, (unsigned long long)t->failures,
              (unsigned long long)t->bad_rounds);
     }
   }

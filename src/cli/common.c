@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void dp_cli_conf_init(dp_cli_conf_t *c, const char *probe_name) {
   memset(c, 0, sizeof(*c));
@@ -342,6 +343,110 @@ const char *dp_cli_fmt_ratio(double r, char *buf, size_t len) {
   else
     sig3(r, buf, len);
   return buf;
+}
+
+/* ---- names from the input, in text ---------------------------------------
+ */
+
+/* The length of the valid UTF-8 sequence at s that is not a control
+ * character (C1 is U+0080-U+009F: C2 80..C2 9F), else 0. */
+static size_t utf8_printable(const unsigned char *s) {
+  if (s[0] < 0x80)
+    return s[0] >= 0x20 && s[0] != 0x7f && s[0] != '\\';
+  size_t n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
+             : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+             : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+                                            : 0;
+  for (size_t i = 1; i < n; i++)
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+  if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0) /* C1 */
+    return 0;
+  if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || /* overlong */
+                 (s[0] == 0xed && s[1] >= 0xa0))) /* surrogate */
+    return 0;
+  if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || /* overlong */
+                 (s[0] == 0xf4 && s[1] >= 0x90))) /* beyond U+10FFFF */
+    return 0;
+  return n;
+}
+
+/* The text for the unit at s into out (at least 5 bytes): the sequence
+ * itself or its escape. Returns the bytes of s consumed. */
+static size_t visible_unit(const char *s, char *out) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t n = utf8_printable(u);
+  if (n > 0) {
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return n;
+  }
+  static const char named[] = "\a"
+                              "a"
+                              "\b"
+                              "b"
+                              "\t"
+                              "t"
+                              "\n"
+                              "n"
+                              "\v"
+                              "v"
+                              "\f"
+                              "f"
+                              "\r"
+                              "r"
+                              "\\"
+                              "\\";
+  for (const char *p = named; *p; p += 2)
+    if (*p == s[0]) {
+      snprintf(out, 5, "\\%c", p[1]);
+      return 1;
+    }
+  snprintf(out, 5, "\\x%02x", u[0]);
+  return 1;
+}
+
+const char *dp_cli_visible(const char *s, char *buf, size_t len) {
+  char u[8];
+  size_t need = 1, o = 0;
+  if (len == 0)
+    return buf;
+  for (const char *p = s; *p;) {
+    p += visible_unit(p, u);
+    need += strlen(u);
+  }
+  /* cut short: whole escapes, then "..." */
+  size_t room = need <= len ? len : len > 3 ? len - 3 : 0;
+  while (*s) {
+    size_t k = visible_unit(s, u), l = strlen(u);
+    if (o + l + 1 > room)
+      break;
+    memcpy(buf + o, u, l);
+    o += l;
+    s += k;
+  }
+  snprintf(buf + o, len - o, "%s", need > len ? "..." : "");
+  return buf;
+}
+
+void dp_cli_put_visible(FILE *f, const char *s) {
+  while (*s) {
+    char u[8];
+    s += visible_unit(s, u);
+    fputs(u, f);
+  }
+}
+
+const char *dp_cli_file_kind(mode_t m) {
+  if (S_ISFIFO(m))
+    return "a FIFO";
+  if (S_ISCHR(m))
+    return "a character device";
+  if (S_ISBLK(m))
+    return "a block device";
+  if (S_ISSOCK(m))
+    return "a socket";
+  return S_ISDIR(m) ? "a directory" : "of another kind";
 }
 
 void dp_cli_pad(FILE *f, const char *s, int width) {

@@ -1,16 +1,19 @@
 /* failslow_input.c - see failslow_input.h. */
 #define _GNU_SOURCE
 #include "failslow_input.h"
+#include "cli.h"
 #include "jsonl.h"
 #include "safepath.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define DEV_DIR "diskprobe-dev-"
 
@@ -26,8 +29,11 @@ const char *const dp_fsinput_keys[DP_FSINPUT_NFIELDS] = {
 const double dp_fsinput_max[DP_FSINPUT_NFIELDS] = {1e15, 1e15,  1e10,
                                                    1e10, 86400, 86400};
 
+/* "diskprobe failslow: WHERE: WHAT", the path escaped (cli.h). */
 static int fail(const char *where, const char *what) {
-  fprintf(stderr, "diskprobe failslow: %s: %s\n", where, what);
+  fputs("diskprobe failslow: ", stderr);
+  dp_cli_put_visible(stderr, where);
+  fprintf(stderr, ": %s\n", what);
   return 2;
 }
 
@@ -35,9 +41,11 @@ static int fail(const char *where, const char *what) {
 static int join(char *out, size_t len, const char *dir, const char *name) {
   if (dp_path_join(out, len, dir, name) == 0)
     return 0;
-  fprintf(stderr,
-          "diskprobe failslow: %s/%s: path too long (more than %zu bytes)\n",
-          dir, name, len - 1);
+  fputs("diskprobe failslow: ", stderr);
+  dp_cli_put_visible(stderr, dir);
+  fputc('/', stderr);
+  dp_cli_put_visible(stderr, name);
+  fprintf(stderr, ": path too long (more than %zu bytes)\n", len - 1);
   return 2;
 }
 
@@ -343,19 +351,23 @@ static int series_line(char *line, size_t len, size_t lineno, void *arg) {
   double t;
   if (comma != NULL)
     *comma = '\0';
+  char path[DP_CLI_VISIBLE_NAME * 4], seen[41]; /* 40 shown */
   if (comma == NULL || !parse_time(line, &t)) {
     fprintf(stderr,
             "diskprobe failslow: %s: line %zu: want epoch,value (Unix "
-            "seconds, 0 to 1e11), not '%.40s'\n",
-            sr->path, lineno, line);
+            "seconds, 0 to 1e11), not '%s'\n",
+            dp_cli_visible(sr->path, path, sizeof(path)), lineno,
+            dp_cli_visible(line, seen, sizeof(seen)));
     return 2;
   }
   double v = num_or_nan(comma + 1);
   if (!isnan(v) && !(v >= 0 && v <= dp_fsinput_max[sr->field])) {
     fprintf(stderr,
             "diskprobe failslow: %s: line %zu: want a value from 0 to %.16g "
-            "(or nan), not '%.40s'\n",
-            sr->path, lineno, dp_fsinput_max[sr->field], comma + 1);
+            "(or nan), not '%s'\n",
+            dp_cli_visible(sr->path, path, sizeof(path)), lineno,
+            dp_fsinput_max[sr->field],
+            dp_cli_visible(comma + 1, seen, sizeof(seen)));
     return 2;
   }
   points_t *pts = sr->pts;
@@ -366,12 +378,48 @@ static int series_line(char *line, size_t len, size_t lineno, void *arg) {
   return 0;
 }
 
+/* Opens a file of the tree for reading when it is a regular file: a FIFO
+ * would block the read forever, a device node is never opened (a stat
+ * first; O_NONBLOCK and fstat for one put in its place since). NULL after
+ * one line. */
+static FILE *open_regular(const char *path) {
+  struct stat st, fst;
+  char why[64];
+  if (stat(path, &st) != 0) {
+    fail(path, strerror(errno));
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(why, sizeof(why), "not a regular file (%s)",
+             dp_cli_file_kind(st.st_mode));
+    fail(path, why);
+    return NULL;
+  }
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    fail(path, strerror(errno));
+    return NULL;
+  }
+  if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) ||
+      fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
+    close(fd);
+    fail(path, "replaced while being opened");
+    return NULL;
+  }
+  FILE *f = fdopen(fd, "r");
+  if (f == NULL) {
+    fail(path, strerror(errno));
+    close(fd);
+  }
+  return f;
+}
+
 /* Reads one series file ("epoch,value" lines after an optional header
  * line) into pts. 0 or 2. */
 static int read_series(const char *path, int field, points_t *pts) {
-  FILE *f = fopen(path, "r");
+  FILE *f = open_regular(path);
   if (f == NULL)
-    return fail(path, strerror(errno));
+    return 2;
   series_t sr = {path, field, pts};
   int rc = each_line(f, path, 0, series_line, &sr);
   fclose(f);

@@ -16,7 +16,14 @@
 # QD32, not the QD1 p50 ratio (1.0); fleet and compare print figures for
 # people (15,036, µs/ms, MB/s; no exponent). Fail-slow:
 # a host's four disks over 4 hours, one 3x slower, is flagged, no other. Bad usage,
-# a missing tree and a bad recording exit 2 with one line.
+# a missing tree and a bad recording exit 2 with one line. A hostile copy
+# of the tree: host names with control characters shown escaped in text
+# (kept in JSON, escaped in HTML); truncated and garbage RRD files skipped
+# with a note on stderr and in the reports, the rest reported (exit 0), a
+# compare side or a tree with nothing readable exit 2; FIFOs and a device
+# node skipped unopened (each command under `timeout 20`: a FIFO used to
+# block them forever); failslow's csv reader refuses a FIFO at once and
+# prints a host name escaped; replay a target name escaped.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd rrdtool
@@ -290,5 +297,144 @@ rc=$?
   fail "compare on a bad recording: exit $rc, $(cat "$d/e3")"
 "$dp" compare onlyone 2>/dev/null
 [ $? = 2 ] && pass "compare with one side: exit 2" || fail "compare with one side accepted"
+
+# ---- a hostile tree: what anyone who can name a host or drop a file in
+# the central tree can put there ----
+# Names: a copy of the tree with a host named with a newline, terminal
+# escapes, BEL and DEL, and one named with HTML's special characters.
+hn="$d/names"
+cp -a "$root" "$hn"
+evil=$'ev\nil\e[31m\e]0;title\a\x7f'
+cp -a "$root/h1" "$hn/$evil"
+html='h"<b>&'"'"
+cp -a "$root/h2" "$hn/$html"
+timeout 20 "$dp" fleet --since 1h "$hn" >"$d/hn.txt" 2>"$d/hn.err"
+rc=$?
+cat -v "$d/hn.txt" "$d/hn.err"
+grep -Fq 'ev\nil\x1b[31m\x1b]0;title\a\x7f' "$d/hn.txt" &&
+  pass "fleet text: a host name's newline, escapes, BEL and DEL shown escaped" || fail "fleet text: the host name not escaped"
+[ $rc = 0 ] && ! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$d/hn.txt" "$d/hn.err" &&
+  pass "fleet: no control character printed raw" || fail "fleet: exit $rc, or a control character printed raw"
+[ "$(grep -c '^[0-9]\+ ' "$d/hn.txt")" = 7 ] && pass "fleet text: 7 rows, one line each" ||
+  fail "fleet text: $(grep -c '^[0-9]\+ ' "$d/hn.txt") rows starting a line, want 7"
+timeout 20 "$dp" fleet --since 1h --format json "$hn" >"$d/hn.json" &&
+  python3 -c 'import json, sys; assert sys.argv[2] in [r["host"] for r in json.load(open(sys.argv[1]))["disks"]]' "$d/hn.json" "$evil" &&
+  pass "fleet json: the host name as it is (JSON escapes it)" || fail "fleet json: the host name not kept"
+timeout 20 "$dp" fleet --since 1h --format html --out "$d/hn.html" "$hn" &&
+  grep -Fq '<td>h&quot;&lt;b&gt;&amp;&#39;</td>' "$d/hn.html" && ! grep -Fq '<b>&' "$d/hn.html" &&
+  pass "fleet html: a host name's quotes, <, > and & escaped" || fail "fleet html: the host name not escaped"
+
+# Corrupt files: that tree with h1/bulk's seqread file cut short, h3's QD32
+# latency file not an RRD at all and a target (h5/dead) whose every file
+# is garbage.
+hx="$d/hostile"
+cp -a "$hn" "$hx"
+cut="$hx/h1/diskprobe-bulk/bytes_per_second-seqread.rrd"
+head -c 2000 "$root/h1/diskprobe-bulk/bytes_per_second-seqread.rrd" >"$cut"
+echo "not an RRD file" >"$hx/h3/diskprobe-fast/probe_latency-randread-qd32.rrd"
+mkdir -p "$hx/h5/diskprobe-dead"
+for f in probe_latency-randread-qd1 operations_per_second-randread-qd1 operations_per_second-randread-qd32 \
+  probe_latency-randread-qd32 bytes_per_second-seqread; do
+  head -c 300 /dev/urandom >"$hx/h5/diskprobe-dead/$f.rrd"
+done
+timeout 20 "$dp" fleet --since 1h "$hx" >"$d/hx.txt" 2>"$d/hx.err"
+rc=$?
+cat -v "$d/hx.txt" "$d/hx.err"
+[ $rc = 0 ] && pass "fleet on a tree with corrupt files: exit 0" || fail "fleet on a tree with corrupt files: exit $rc"
+grep -Eq "^diskprobe fleet: $cut: skipped: .+" "$d/hx.err" &&
+  grep -Eq "^diskprobe fleet: $hx/h5/diskprobe-dead/probe_latency-randread-qd1.rrd: skipped: .+" "$d/hx.err" &&
+  pass "fleet: the truncated and the garbage files named on stderr with librrd's error" ||
+  fail "fleet: no line naming the corrupt files"
+grep -q '^skipped: .*/h1/diskprobe-bulk/bytes_per_second-seqread.rrd: ' "$d/hx.txt" &&
+  pass "fleet text: the report lists the skipped files" || fail "fleet text: the report does not list the skipped files"
+for h in h1 h2 h3 h5; do
+  grep -q "^[0-9]\+ \+$h " "$d/hx.txt" || fail "fleet on a tree with corrupt files: no row for $h"
+done
+[ "$(grep -c '^[0-9]\+ ' "$d/hx.txt")" = 8 ] && pass "fleet text: 8 rows" ||
+  fail "fleet text: $(grep -c '^[0-9]\+ ' "$d/hx.txt") rows, want 8"
+timeout 20 "$dp" fleet --since 1h --format json "$hx" >"$d/hx.json" 2>/dev/null
+rc=$?
+python3 - "$d/hx.json" "$cut" <<'PY' && [ $rc = 0 ] && pass "fleet json: exit 0, the skipped files with why" || fail "fleet json on a tree with corrupt files: exit $rc"
+import json, sys
+d = json.load(open(sys.argv[1]))
+sk = {s["file"]: s["why"] for s in d["skipped"]}
+assert sys.argv[2] in sk and sk[sys.argv[2]], sk
+PY
+timeout 20 "$dp" fleet --since 1h --format html --out "$d/hx.html" "$hx" 2>/dev/null
+rc=$?
+[ $rc = 0 ] && grep -Fq "$cut" "$d/hx.html" && grep -qi "skipped" "$d/hx.html" &&
+  pass "fleet html: the skipped files listed" || fail "fleet html: exit $rc, no skipped files"
+timeout 20 "$dp" compare --rrd "$hx" --since 1h h1/bulk h3/fast >/dev/null 2>"$d/hxc.err"
+rc=$?
+[ $rc = 0 ] && grep -q "$cut: skipped: " "$d/hxc.err" &&
+  pass "compare --rrd: corrupt files skipped with a note (exit 0)" || fail "compare --rrd with corrupt files: exit $rc, $(cat "$d/hxc.err")"
+timeout 20 "$dp" compare --rrd "$hx" --since 1h h1/fast h5/dead >/dev/null 2>"$d/hxc.err"
+rc=$?
+[ $rc = 2 ] && [ "$(tail -1 "$d/hxc.err")" = "diskprobe compare: h5/dead: no readable RRD file (5 skipped)" ] &&
+  pass "compare --rrd: a side with no readable file, exit 2 naming it" ||
+  fail "compare --rrd, a side of garbage: exit $rc, $(cat "$d/hxc.err")"
+mkdir -p "$d/dead" && cp -a "$hx/h5" "$d/dead/"
+timeout 20 "$dp" fleet "$d/dead" >/dev/null 2>"$d/hxd.err"
+rc=$?
+[ $rc = 2 ] && tail -1 "$d/hxd.err" | grep -q "^diskprobe fleet: $d/dead: no readable RRD file" &&
+  pass "fleet on a tree with no readable file: exit 2" || fail "fleet, nothing readable: exit $rc, $(cat "$d/hxd.err")"
+
+# FIFOs and device nodes: the same tree with a FIFO in place of h2's QD32
+# IOPS file and as a target_device file (the scan reads those), and a
+# character device (/dev/zero's numbers; root only) for h3's seqread file
+hf="$d/fifo"
+cp -a "$hx" "$hf"
+fifo="$hf/h2/diskprobe-fast/operations_per_second-randread-qd32.rrd"
+rm "$fifo" && mkfifo "$fifo" && mkfifo "$hf/h2/diskprobe-fast/target_device-sdq.rrd" || die "mkfifo"
+if [ "$(id -u)" = 0 ]; then
+  rm "$hf/h3/diskprobe-fast/bytes_per_second-seqread.rrd" &&
+    mknod "$hf/h3/diskprobe-fast/bytes_per_second-seqread.rrd" c 1 5 || die "mknod"
+fi
+timeout 20 "$dp" fleet --since 1h "$hf" >"$d/hf.txt" 2>"$d/hf.err"
+rc=$?
+[ $rc = 0 ] && pass "fleet on a tree with FIFOs and a device node: exit 0" ||
+  fail "fleet on a tree with FIFOs: exit $rc (124: timed out)"
+grep -Fq "$fifo: skipped: not a regular file (a FIFO)" "$d/hf.err" &&
+  grep -Fq "$hf/h2/diskprobe-fast/target_device-sdq.rrd: skipped: not a regular file (a FIFO)" "$d/hf.err" &&
+  pass "fleet: the FIFOs named on stderr as skipped, not a regular file" || fail "fleet: no line naming the FIFOs"
+if [ "$(id -u)" = 0 ]; then
+  grep -Fq "$hf/h3/diskprobe-fast/bytes_per_second-seqread.rrd: skipped: not a regular file (a character device)" "$d/hf.err" &&
+    pass "fleet: the device node skipped unopened" || fail "fleet: no line naming the device node"
+fi
+grep -Eq '^[0-9]+ +h2 +fast .*[0-9] (µs|ms) \(x' "$d/hf.txt" && [ "$(grep -c '^[0-9]\+ ' "$d/hf.txt")" = 8 ] &&
+  pass "fleet: every target reported, h2 with its readable figures beside its FIFO" ||
+  fail "fleet: h2 not reported with figures, or rows missing"
+timeout 20 "$dp" compare --rrd "$hf" --since 1h h1/fast h2/fast >"$d/hfc.txt" 2>"$d/hfc.err"
+rc=$?
+[ $rc = 0 ] && grep -Fq "$fifo: skipped: not a regular file (a FIFO)" "$d/hfc.err" &&
+  pass "compare --rrd: a side with a FIFO read without it (exit 0, the FIFO named)" ||
+  fail "compare --rrd with a FIFO: exit $rc, $(cat "$d/hfc.err")"
+
+# failslow over a collectd csv tree with a FIFO for a series file: refused
+# at once, naming it
+mkdir -p "$d/fcsv/h/diskprobe-dev-sda"
+mkfifo "$d/fcsv/h/diskprobe-dev-sda/bytes_per_second-read-2024-01-01"
+timeout 20 "$dp" failslow --collectd-csv "$d/fcsv" >/dev/null 2>"$d/fcsv.err"
+rc=$?
+[ $rc = 2 ] && grep -Fq "$d/fcsv/h/diskprobe-dev-sda/bytes_per_second-read-2024-01-01: not a regular file (a FIFO)" "$d/fcsv.err" &&
+  pass "failslow --collectd-csv: a FIFO series file refused at once, named" || fail "failslow with a FIFO: exit $rc, $(cat "$d/fcsv.err")"
+# failslow prints a host name from the tree escaped in text
+mkdir -p "$d/ecsv/$evil/diskprobe-dev-sda"
+printf 'epoch,value\n1700000000,100\n' >"$d/ecsv/$evil/diskprobe-dev-sda/bytes_per_second-read-2023-11-14"
+timeout 20 "$dp" failslow --collectd-csv "$d/ecsv" >"$d/ecsv.txt" 2>&1
+grep -Fq 'ev\nil\x1b[31m' "$d/ecsv.txt" && ! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$d/ecsv.txt" &&
+  pass "failslow text: a host name's control characters escaped" || fail "failslow text: $(cat -v "$d/ecsv.txt")"
+
+# replay prints a target's name from the recording escaped in text
+python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if "target" in o:
+        o["target"] = "t\n\x1b[2Jx"
+    print(json.dumps(o))' "$d/quiet.jsonl" >"$d/evil-target.jsonl"
+"$dp" replay "$d/evil-target.jsonl" >"$d/replay.txt" 2>&1
+grep -Fq 'target t\n\x1b[2Jx: 300 rounds' "$d/replay.txt" && ! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$d/replay.txt" &&
+  pass "replay text: a target's control characters escaped" || fail "replay text: $(tail -2 "$d/replay.txt" | cat -v)"
 
 finish fleet_rrd

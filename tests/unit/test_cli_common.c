@@ -98,6 +98,47 @@ static void test_pad(void **state) {
 static void help_of(FILE *f, const void *h) { dp_cli_help(f, h); }
 static void usage_of(FILE *f, const void *h) { dp_cli_help_usage(f, h); }
 
+/* names from the input: every control character, C1 and byte that is not
+ * UTF-8 shown escaped, the rest kept; cut short at a whole escape */
+static void test_visible(void **state) {
+  (void)state;
+  char b[64];
+  assert_string_equal(dp_cli_visible("sda", b, sizeof(b)), "sda");
+  assert_string_equal(dp_cli_visible("a\nb\tc\r\a\b\f\v", b, sizeof(b)),
+                      "a\\nb\\tc\\r\\a\\b\\f\\v");
+  assert_string_equal(dp_cli_visible("\x1b[31mred\x7f", b, sizeof(b)),
+                      "\\x1b[31mred\\x7f");
+  assert_string_equal(dp_cli_visible("back\\slash", b, sizeof(b)),
+                      "back\\\\slash");
+  /* UTF-8 kept; C1 (U+009B, CSI) and a lone 0x9b escaped; an overlong
+   * NUL and a truncated sequence escaped byte by byte */
+  assert_string_equal(dp_cli_visible("µs é ✓ \xf0\x9f\x92\xbe", b, sizeof(b)),
+                      "µs é ✓ \xf0\x9f\x92\xbe");
+  assert_string_equal(dp_cli_visible("\xc2\x9b"
+                                     "2J\x9b",
+                                     b, sizeof(b)),
+                      "\\xc2\\x9b2J\\x9b");
+  assert_string_equal(dp_cli_visible("\xc0\x80"
+                                     "a\xe2\x9c",
+                                     b, sizeof(b)),
+                      "\\xc0\\x80a\\xe2\\x9c");
+  /* what fits whole, else whole escapes then "..." */
+  assert_string_equal(dp_cli_visible("abc", b, 4), "abc");
+  assert_string_equal(dp_cli_visible("abcd", b, 4), "...");
+  assert_string_equal(dp_cli_visible("abcdefgh", b, 8), "abcd...");
+  assert_string_equal(dp_cli_visible("ab\ncdefgh", b, 8), "ab\\n...");
+  assert_string_equal(dp_cli_visible("abc\ndefgh", b, 8), "abc...");
+  char *m = NULL;
+  size_t ml = 0;
+  FILE *f = open_memstream(&m, &ml);
+  assert_non_null(f);
+  dp_cli_put_visible(f, "h\n\x1b"
+                        "1");
+  fclose(f);
+  assert_string_equal(m, "h\\n\\x1b1");
+  free(m);
+}
+
 static void test_help_layout(void **state) {
   (void)state;
   static const char *const usage[] = {"[--since 24h] DIR", "--other A B", NULL};
@@ -159,6 +200,7 @@ int main(void) {
       cmocka_unit_test(test_count),       cmocka_unit_test(test_latency),
       cmocka_unit_test(test_mbps_ratio),  cmocka_unit_test(test_pad),
       cmocka_unit_test(test_help_layout), cmocka_unit_test(test_help_table),
+      cmocka_unit_test(test_visible),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
