@@ -24,6 +24,13 @@
 #define DP_PROBE_BUFFER_MAX_BYTES (256ull << 20)
 #define DP_PROBES_MAX 16
 
+/* How long the configuration waits for a path to answer (a stat of a
+ * Device or StateDir, a target's probe file for the duplicate check, the
+ * disk under a Path): each look runs in a child process (reaper.h) and a
+ * path on a hung disk or a dead mount is left to the workers, said at
+ * start. */
+#define DP_CONF_ANSWER_NS 2000000000ull
+
 typedef struct {
   char name[DP_NAME_MAX];
   dp_pattern_t pattern;

@@ -3,6 +3,7 @@
 #include "options.h"
 #include "blockdev.h"
 #include "conftypes.h"
+#include "reaper.h"
 #include "units.h"
 
 #include <errno.h>
@@ -13,21 +14,38 @@
 
 #define NS_PER_S 1000000000.0
 
+typedef struct {
+  int rc; /* 0, or -errno of stat */
+  unsigned mode;
+} kind_answer_t;
+
+static void stat_kind(void *arg, void *out, size_t len) {
+  kind_answer_t *a = out;
+  struct stat st;
+  (void)len;
+  a->rc = stat(arg, &st) == 0 ? 0 : -errno;
+  a->mode = a->rc == 0 ? (unsigned)st.st_mode : 0;
+}
+
 /* A path that exists and is not of the file type `want` (S_IFBLK,
  * S_IFDIR): refused now, at `collectd -T`, with what it is. A path not
  * there yet, and a regular file when `files_later` (a Device: the start
  * refuses it, collectd_faults.sh's run-time case), are left to the
- * start. 0 or -EINVAL + err. */
+ * start. The stat runs in a child, DP_CONF_ANSWER_NS at most: a path on
+ * a hung disk must not hold collectd's configuration; one that does not
+ * answer is left to the start too (which says so). 0 or -EINVAL + err. */
 static int refuse_kind(const dp_option_t *o, const char *val, unsigned want,
                        int files_later, const char *what, char *err,
                        size_t len) {
-  struct stat st;
-  if (stat(val, &st) != 0 || (st.st_mode & S_IFMT) == want ||
-      (files_later && S_ISREG(st.st_mode)))
+  kind_answer_t a;
+  if (dp_reaper_call(stat_kind, (void *)val, &a, sizeof(a),
+                     DP_CONF_ANSWER_NS) != 0 ||
+      a.rc != 0 || (a.mode & S_IFMT) == want ||
+      (files_later && S_ISREG(a.mode)))
     return 0;
   return dp_errf(err, len, -EINVAL,
                  "Option \"%s\": value \"%s\" is invalid: it is %s, not a %s",
-                 o->key, val, dp_file_kind(st.st_mode), what);
+                 o->key, val, dp_file_kind(a.mode), what);
 }
 
 /* Path and Device: exactly one per target, absolute; a Device that
