@@ -91,22 +91,33 @@ static int diskprobe_value_string(const oconfig_item_t *ci, char *buf,
   }
 }
 
-static int diskprobe_config_block_name(const oconfig_item_t *ci, char *buf,
-                                       size_t len) {
+/* A block's name, whole: one that does not fit a name is refused here,
+ * never cut (two long names sharing their start would become one). */
+static const char *diskprobe_config_block_name(const oconfig_item_t *ci,
+                                               const char *what,
+                                               const char *where) {
   if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING) {
-    ERROR(PLUGIN_NAME " plugin: <%s> needs exactly one string argument, "
+    ERROR(PLUGIN_NAME " plugin: %s<%s> needs exactly one string argument, "
                       "its name.",
-          ci->key);
-    return -1;
+          where, ci->key);
+    return NULL;
   }
-  snprintf(buf, len, "%s", ci->values[0].value.string);
-  return 0;
+  const char *name = ci->values[0].value.string;
+  char err[DP_NAME_MAX * 4 + 256];
+  if (strlen(name) >= DP_NAME_MAX &&
+      dp_conf_name_check(what, name, err, sizeof(err)) != 0) {
+    ERROR(PLUGIN_NAME " plugin: %s%s", where, err);
+    return NULL;
+  }
+  return name;
 }
 
 static int diskprobe_config_probe(dp_target_conf_t *tc,
                                   const oconfig_item_t *ci) {
-  char name[DP_NAME_MAX * 2], val[4096], err[512];
-  if (diskprobe_config_block_name(ci, name, sizeof(name)) != 0)
+  char val[4096], err[512], where[2 * DP_NAME_MAX + 32];
+  snprintf(where, sizeof(where), "Target \"%s\": ", tc->name);
+  const char *name = diskprobe_config_block_name(ci, "Probe", where);
+  if (name == NULL)
     return -1;
   dp_probe_conf_t p;
   dp_probe_conf_init(&p, name);
@@ -129,8 +140,9 @@ static int diskprobe_config_probe(dp_target_conf_t *tc,
 
 static int diskprobe_config_target(diskprobe_ctx_t *ctx,
                                    const oconfig_item_t *ci) {
-  char name[DP_NAME_MAX * 2], val[4096], err[512];
-  if (diskprobe_config_block_name(ci, name, sizeof(name)) != 0)
+  char val[4096], err[512];
+  const char *name = diskprobe_config_block_name(ci, "Target", "");
+  if (name == NULL)
     return -1;
   for (size_t i = 0; i < ctx->ntargets; i++)
     if (strcmp(ctx->targets[i].name, name) == 0) {

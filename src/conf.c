@@ -12,6 +12,23 @@
 
 #define say dp_errf
 
+int dp_conf_name_check(const char *what, const char *name, char *err,
+                       size_t errlen) {
+  size_t n = strlen(name);
+  if (n >= DP_NAME_MAX)
+    return say(err, errlen, -EINVAL,
+               "%s name \"%s\" is %zu characters long: allowed 1 to %d "
+               "characters of A-Z a-z 0-9 _ . - (a longer name is refused, "
+               "never cut)",
+               what, name, n, DP_NAME_MAX - 1);
+  if (!dp_conf_name_ok(name))
+    return say(err, errlen, -EINVAL,
+               "%s name \"%s\" is invalid: allowed 1 to %d characters of "
+               "A-Z a-z 0-9 _ . -",
+               what, name, DP_NAME_MAX - 1);
+  return 0;
+}
+
 int dp_conf_name_ok(const char *name) {
   size_t n = strlen(name);
   if (n == 0 || n >= DP_NAME_MAX)
@@ -28,12 +45,14 @@ int dp_conf_name_ok(const char *name) {
 void dp_probe_conf_init(dp_probe_conf_t *p, const char *name) {
   memset(p, 0, sizeof(*p));
   snprintf(p->name, sizeof(p->name), "%s", name ? name : "");
+  p->name_too_long = name != NULL && strlen(name) >= sizeof(p->name);
   dp_options_defaults(DP_SCOPE_PROBE, p);
 }
 
 void dp_target_conf_init(dp_target_conf_t *t, const char *name) {
   memset(t, 0, sizeof(*t));
   snprintf(t->name, sizeof(t->name), "%s", name ? name : "");
+  t->name_too_long = name != NULL && strlen(name) >= sizeof(t->name);
   dp_options_defaults(DP_SCOPE_TARGET, t);
 }
 
@@ -76,6 +95,11 @@ int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
 
 int dp_target_conf_add_probe(dp_target_conf_t *t, const dp_probe_conf_t *p,
                              char *err, size_t errlen) {
+  if (p->name_too_long)
+    return say(err, errlen, -EINVAL,
+               "Probe name \"%s...\" is longer than %d characters: a longer "
+               "name is refused, never cut",
+               p->name, DP_NAME_MAX - 1);
   if (!dp_conf_name_ok(p->name))
     return say(err, errlen, -EINVAL,
                "Probe name \"%s\" is invalid: allowed 1 to %d characters of "
@@ -112,6 +136,11 @@ int dp_probe_conf_check(const dp_probe_conf_t *p, char *err, size_t errlen) {
 }
 
 int dp_target_conf_finish(dp_target_conf_t *t, char *err, size_t errlen) {
+  if (t->name_too_long)
+    return say(err, errlen, -EINVAL,
+               "Target name \"%s...\" is longer than %d characters: a longer "
+               "name is refused, never cut",
+               t->name, DP_NAME_MAX - 1);
   if (!dp_conf_name_ok(t->name))
     return say(err, errlen, -EINVAL,
                "Target name \"%s\" is invalid: allowed 1 to %d characters of "

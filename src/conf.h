@@ -20,8 +20,8 @@
 #include <stdint.h>
 
 /* Defaults for a target / a probe with the given name. Names longer than
- * DP_NAME_MAX - 1 or with characters other than [A-Za-z0-9_.-] make the
- * later check fail. */
+ * DP_NAME_MAX - 1 (kept cut, flagged name_too_long) or with characters
+ * other than [A-Za-z0-9_.-] make the later check fail. */
 void dp_target_conf_init(dp_target_conf_t *t, const char *name);
 void dp_probe_conf_init(dp_probe_conf_t *p, const char *name);
 
@@ -71,5 +71,12 @@ int dp_conf_check_duplicates(const dp_target_conf_t *t, size_t n, char *err,
 
 /* Checks a name: 1..DP_NAME_MAX-1 chars of [A-Za-z0-9_.-]. */
 int dp_conf_name_ok(const char *name);
+
+/* The same check with its message, naming what ("Target", "Probe") and
+ * the whole name as given (a front-end checks a name before it is stored:
+ * one that does not fit is refused, never cut to DP_NAME_MAX - 1, so two
+ * long names that share their start cannot become one). 0 or -EINVAL. */
+int dp_conf_name_check(const char *what, const char *name, char *err,
+                       size_t errlen);
 
 #endif /* DP_CONF_H */

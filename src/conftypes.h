@@ -33,6 +33,7 @@
 
 typedef struct {
   char name[DP_NAME_MAX];
+  int name_too_long; /* the name given did not fit: refused, never cut */
   dp_pattern_t pattern;
   uint32_t block_size;  /* bytes */
   uint32_t queue_depth; /* 1..DP_QD_MAX */
@@ -42,6 +43,7 @@ typedef struct {
 
 typedef struct {
   char name[DP_NAME_MAX];
+  int name_too_long;   /* the name given did not fit: refused, never cut */
   char path[PATH_MAX]; /* Path or Device */
   int is_device;       /* 1: Device (read-only block device) */
   int has_path;

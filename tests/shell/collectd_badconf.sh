@@ -132,4 +132,19 @@ run_case "DeviceStats invalid glob" 1 "Option \"DeviceStats\": value 1 is invali
 '"$good"
 run_case "TypesDB missing" 1 'type "probe_latency" is not known: add TypesDB' "$good" no-typesdb
 
+# ---- names that cannot be stored as given: refused, never cut ------------------
+n63=$(printf 'a%.0s' {1..63})
+long="${n63}bbbbbbb" # 70 characters: the first 63 are n63
+run_case "63-character target name" 0 "" "${good/<Target \"a\">/<Target \"$n63\">}"
+run_case "70-character target name" 1 "Target name \"$long\" is 70 characters long: allowed 1 to 63" "${good/<Target \"a\">/<Target \"$long\">}"
+run_case "two long target names sharing 63 characters" 1 "Target name \"${n63}ccccccc\" is 70 characters long" '<Target "'"$n63"'">
+ Path "'"$d"'/p1"
+ FileSize "8M"
+</Target>
+<Target "'"${n63}ccccccc"'">
+ Path "'"$d"'/p2"
+ FileSize "8M"
+</Target>'
+run_case "70-character probe name" 1 "Target \"a\": Probe name \"$long\" is 70 characters long" "$(probe 'Duration 0.1' | sed "s/<Probe \"p\">/<Probe \"$long\">/")"
+
 finish collectd_badconf

@@ -361,6 +361,42 @@ static void test_duplicate_targets(void **state) {
   }
 }
 
+/* A name that does not fit is refused, never cut: two long names sharing
+ * their first 63 characters would be one series and one RRD directory. */
+static void test_long_names(void **state) {
+  (void)state;
+  char n63[64], n64[65], n70[71];
+  memset(n63, 'a', 63);
+  n63[63] = '\0';
+  memset(n64, 'a', 64);
+  n64[64] = '\0';
+  memset(n70, 'a', 70);
+  n70[70] = '\0';
+  dp_target_conf_t t;
+  dp_target_conf_init(&t, n63);
+  dp_target_conf_set(&t, "Path", "/a", err, sizeof(err));
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
+  dp_target_conf_init(&t, n64);
+  dp_target_conf_set(&t, "Path", "/a", err, sizeof(err));
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "is longer than 63 characters"));
+  dp_probe_conf_t p;
+  dp_target_conf_init(&t, "data");
+  dp_probe_conf_init(&p, n70);
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "Probe name"));
+  assert_non_null(strstr(err, "longer than 63"));
+  char big[256];
+  snprintf(big, sizeof(big), "Target name \"%s\" is 70 characters long", n70);
+  assert_int_equal(dp_conf_name_check("Target", n70, err, sizeof(err)),
+                   -EINVAL);
+  assert_non_null(strstr(err, big));
+  assert_int_equal(dp_conf_name_check("Target", n63, err, sizeof(err)), 0);
+  assert_int_equal(dp_conf_name_check("Probe", "a b", err, sizeof(err)),
+                   -EINVAL);
+  assert_non_null(strstr(err, "Probe name \"a b\" is invalid"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
@@ -374,6 +410,7 @@ int main(void) {
       cmocka_unit_test(test_plugin_options_and_duty),
       cmocka_unit_test(test_buffer_bound),
       cmocka_unit_test(test_duplicate_targets),
+      cmocka_unit_test(test_long_names),
   };
   return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
 }
