@@ -64,10 +64,20 @@ int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
                        char *err, size_t errlen);
 
 /* Across targets: two that name one probe file (a directory and its
- * diskprobe.probe, a trailing slash) or one device would lay out and
- * probe each other's file. 0, or -EINVAL with both names in err. */
+ * diskprobe.probe, a trailing slash, "x/../x", "./", "//") or one device
+ * would lay out and probe each other's file. The paths are compared
+ * normalised (dp_conf_path_normalise) and, where both answer, as the
+ * kernel resolves them (the same directory or file, through a symlink,
+ * a bind mount, a hard link; the same device number): looked at in
+ * child processes, DP_CONF_ANSWER_NS at most, so a path on a hung disk
+ * is compared by name only. 0, or -EINVAL with both names in err. */
 int dp_conf_check_duplicates(const dp_target_conf_t *t, size_t n, char *err,
                              size_t errlen);
+
+/* An absolute path lexically normalised into buf: "//" and "/./" as one
+ * slash, "x/.." dropped (".." at the root stays there), no trailing
+ * slash. Nothing is looked up: symlinks are the kernel's (see above). */
+void dp_conf_path_normalise(const char *path, char *buf, size_t len);
 
 /* Checks a name: 1..DP_NAME_MAX-1 chars of [A-Za-z0-9_.-]. */
 int dp_conf_name_ok(const char *name);

@@ -147,4 +147,32 @@ run_case "two long target names sharing 63 characters" 1 "Target name \"${n63}cc
 </Target>'
 run_case "70-character probe name" 1 "Target \"a\": Probe name \"$long\" is 70 characters long" "$(probe 'Duration 0.1' | sed "s/<Probe \"p\">/<Probe \"$long\">/")"
 
+# ---- one probe file reached by two paths ------------------------------------------
+mkdir -p "$d/x"
+ln -sfn "$d/x" "$d/lnk"
+run_case "Path x/../x beside x" 1 "Targets \"a\" and \"b\" both use $d/x/diskprobe.probe: $d/x/diskprobe.probe and $d/x/../x/diskprobe.probe are one path" '<Target "a">
+ Path "'"$d"'/x"
+ FileSize "8M"
+</Target>
+<Target "b">
+ Path "'"$d"'/x/../x"
+ FileSize "8M"
+</Target>'
+run_case "Path .//x/./ beside x" 1 "Targets \"a\" and \"b\" both use $d/x/diskprobe.probe" '<Target "a">
+ Path "'"$d"'/x"
+ FileSize "8M"
+</Target>
+<Target "b">
+ Path "'"$d"'//x/./"
+ FileSize "8M"
+</Target>'
+run_case "Path through a symlink beside x" 1 "Targets \"a\" and \"b\" both use $d/x/diskprobe.probe: $d/x/diskprobe.probe and $d/lnk/diskprobe.probe are one file" '<Target "a">
+ Path "'"$d"'/x"
+ FileSize "8M"
+</Target>
+<Target "b">
+ Path "'"$d"'/lnk"
+ FileSize "8M"
+</Target>'
+
 finish collectd_badconf
