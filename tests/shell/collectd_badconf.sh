@@ -175,4 +175,30 @@ run_case "Path through a symlink beside x" 1 "Targets \"a\" and \"b\" both use $
  FileSize "8M"
 </Target>'
 
+# ---- a key given twice in one block: refused with both values ---------------------
+run_case "FileSize twice in a target" 1 'Target "a": Option "FileSize" is given twice: "8M" and "16M"; give it once.' '<Target "a">
+ Path "'"$d"'/probe"
+ FileSize "8M"
+ ProbeInterval 30
+ FileSize "16M"
+</Target>'
+run_case "Duration twice in a probe" 1 'Target "a", Probe "p": Option "Duration" is given twice: "0.1" and "0.2"; give it once.' "$(probe 'Duration 0.1
+  duration 0.2')"
+run_case "DutyCycle twice" 1 'Option "DutyCycle" is given twice: "2" and "5"; give it once.' 'DutyCycle 2
+DutyCycle 5
+'"$good"
+run_case "DeviceStats twice and two Probe blocks (may repeat)" 0 "" 'DeviceStats "sd*"
+DeviceStats "nvme*n1"
+<Target "a">
+ Path "'"$d"'/probe"
+ FileSize "8M"
+ ProbeInterval 30
+ <Probe "r1">
+  Duration 0.1
+ </Probe>
+ <Probe "r2">
+  Duration 0.1
+ </Probe>
+</Target>'
+
 finish collectd_badconf
