@@ -91,22 +91,67 @@ static int diskprobe_value_string(const oconfig_item_t *ci, char *buf,
   }
 }
 
-static int diskprobe_config_block_name(const oconfig_item_t *ci, char *buf,
-                                       size_t len) {
+/* A block's name, whole: one that does not fit a name is refused here,
+ * never cut (two long names sharing their start would become one). */
+static const char *diskprobe_config_block_name(const oconfig_item_t *ci,
+                                               const char *what,
+                                               const char *where) {
   if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING) {
-    ERROR(PLUGIN_NAME " plugin: <%s> needs exactly one string argument, "
+    ERROR(PLUGIN_NAME " plugin: %s<%s> needs exactly one string argument, "
                       "its name.",
-          ci->key);
-    return -1;
+          where, ci->key);
+    return NULL;
   }
-  snprintf(buf, len, "%s", ci->values[0].value.string);
+  const char *name = ci->values[0].value.string;
+  char err[DP_NAME_MAX * 4 + 256];
+  if (strlen(name) >= DP_NAME_MAX &&
+      dp_conf_name_check(what, name, err, sizeof(err)) != 0) {
+    ERROR(PLUGIN_NAME " plugin: %s%s", where, err);
+    return NULL;
+  }
+  return name;
+}
+
+/* A key given twice in one block: refused, naming the block, the key and
+ * both values (collectd hands every line over; taking the last silently
+ * would drop what the operator wrote first, e.g. a drop-in's FileSize
+ * beside the main file's). Blocks (<Target>, <Probe>) and DeviceStats,
+ * a list, may repeat. */
+static int diskprobe_config_repeated(const oconfig_item_t *ci,
+                                     const char *where) {
+  char a[512], b[512];
+  for (int i = 0; i < ci->children_num; i++) {
+    const oconfig_item_t *c = ci->children + i;
+    if (c->children_num > 0 || strcasecmp(c->key, "Target") == 0 ||
+        strcasecmp(c->key, "Probe") == 0 ||
+        strcasecmp(c->key, "DeviceStats") == 0)
+      continue;
+    for (int j = 0; j < i; j++) {
+      const oconfig_item_t *p = ci->children + j;
+      if (p->children_num > 0 || strcasecmp(p->key, c->key) != 0)
+        continue;
+      if (diskprobe_value_string(p, a, sizeof(a)) != 0 ||
+          diskprobe_value_string(c, b, sizeof(b)) != 0)
+        return -1;
+      ERROR(PLUGIN_NAME " plugin: %sOption \"%s\" is given twice: \"%s\" "
+                        "and \"%s\"; give it once.",
+            where, p->key, a, b);
+      return -1;
+    }
+  }
   return 0;
 }
 
 static int diskprobe_config_probe(dp_target_conf_t *tc,
                                   const oconfig_item_t *ci) {
-  char name[DP_NAME_MAX * 2], val[4096], err[512];
-  if (diskprobe_config_block_name(ci, name, sizeof(name)) != 0)
+  char val[4096], err[512], where[2 * DP_NAME_MAX + 32];
+  snprintf(where, sizeof(where), "Target \"%s\": ", tc->name);
+  const char *name = diskprobe_config_block_name(ci, "Probe", where);
+  if (name == NULL)
+    return -1;
+  snprintf(where, sizeof(where), "Target \"%s\", Probe \"%s\": ", tc->name,
+           name);
+  if (diskprobe_config_repeated(ci, where) != 0)
     return -1;
   dp_probe_conf_t p;
   dp_probe_conf_init(&p, name);
@@ -129,8 +174,12 @@ static int diskprobe_config_probe(dp_target_conf_t *tc,
 
 static int diskprobe_config_target(diskprobe_ctx_t *ctx,
                                    const oconfig_item_t *ci) {
-  char name[DP_NAME_MAX * 2], val[4096], err[512];
-  if (diskprobe_config_block_name(ci, name, sizeof(name)) != 0)
+  char val[4096], err[512], where[DP_NAME_MAX + 16];
+  const char *name = diskprobe_config_block_name(ci, "Target", "");
+  if (name == NULL)
+    return -1;
+  snprintf(where, sizeof(where), "Target \"%s\": ", name);
+  if (diskprobe_config_repeated(ci, where) != 0)
     return -1;
   for (size_t i = 0; i < ctx->ntargets; i++)
     if (strcmp(ctx->targets[i].name, name) == 0) {
@@ -210,6 +259,8 @@ static int diskprobe_config(oconfig_item_t *ci) {
     dp_plugin_conf_init(&diskprobe_ctx->conf);
   }
   char val[PATH_MAX], err[PATH_MAX + 512];
+  if (diskprobe_config_repeated(ci, "") != 0)
+    return -1;
   for (int i = 0; i < ci->children_num; i++) {
     const oconfig_item_t *c = ci->children + i;
     int rc;
@@ -222,8 +273,14 @@ static int diskprobe_config(oconfig_item_t *ci) {
                                       sizeof(err))) != 0)
       ERROR(PLUGIN_NAME " plugin: %s", err);
     else if (rc == 0 && strcasecmp(c->key, "StateDir") == 0 &&
-             (rc = dp_monitor_state_dir_check(val, err, sizeof(err))) != 0)
-      ERROR(PLUGIN_NAME " plugin: StateDir %s: %s", val, err);
+             (rc = dp_monitor_state_dir_check(val, err, sizeof(err))) != 0) {
+      /* one that does not answer (a hung disk) is not refused: the start
+       * says it, once, and keeps no state file */
+      if (rc == -ETIMEDOUT)
+        rc = 0;
+      else
+        ERROR(PLUGIN_NAME " plugin: StateDir %s: %s", val, err);
+    }
     if (rc != 0)
       return -1;
   }

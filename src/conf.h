@@ -20,8 +20,8 @@
 #include <stdint.h>
 
 /* Defaults for a target / a probe with the given name. Names longer than
- * DP_NAME_MAX - 1 or with characters other than [A-Za-z0-9_.-] make the
- * later check fail. */
+ * DP_NAME_MAX - 1 (kept cut, flagged name_too_long) or with characters
+ * other than [A-Za-z0-9_.-] make the later check fail. */
 void dp_target_conf_init(dp_target_conf_t *t, const char *name);
 void dp_probe_conf_init(dp_probe_conf_t *p, const char *name);
 
@@ -64,12 +64,29 @@ int dp_plugin_conf_set(dp_plugin_conf_t *c, const char *key, const char *val,
                        char *err, size_t errlen);
 
 /* Across targets: two that name one probe file (a directory and its
- * diskprobe.probe, a trailing slash) or one device would lay out and
- * probe each other's file. 0, or -EINVAL with both names in err. */
+ * diskprobe.probe, a trailing slash, "x/../x", "./", "//") or one device
+ * would lay out and probe each other's file. The paths are compared
+ * normalised (dp_conf_path_normalise) and, where both answer, as the
+ * kernel resolves them (the same directory or file, through a symlink,
+ * a bind mount, a hard link; the same device number): looked at in
+ * child processes, DP_CONF_ANSWER_NS at most, so a path on a hung disk
+ * is compared by name only. 0, or -EINVAL with both names in err. */
 int dp_conf_check_duplicates(const dp_target_conf_t *t, size_t n, char *err,
                              size_t errlen);
 
+/* An absolute path lexically normalised into buf: "//" and "/./" as one
+ * slash, "x/.." dropped (".." at the root stays there), no trailing
+ * slash. Nothing is looked up: symlinks are the kernel's (see above). */
+void dp_conf_path_normalise(const char *path, char *buf, size_t len);
+
 /* Checks a name: 1..DP_NAME_MAX-1 chars of [A-Za-z0-9_.-]. */
 int dp_conf_name_ok(const char *name);
+
+/* The same check with its message, naming what ("Target", "Probe") and
+ * the whole name as given (a front-end checks a name before it is stored:
+ * one that does not fit is refused, never cut to DP_NAME_MAX - 1, so two
+ * long names that share their start cannot become one). 0 or -EINVAL. */
+int dp_conf_name_check(const char *what, const char *name, char *err,
+                       size_t errlen);
 
 #endif /* DP_CONF_H */

@@ -24,8 +24,16 @@
 #define DP_PROBE_BUFFER_MAX_BYTES (256ull << 20)
 #define DP_PROBES_MAX 16
 
+/* How long the configuration waits for a path to answer (a stat of a
+ * Device or StateDir, a target's probe file for the duplicate check, the
+ * disk under a Path): each look runs in a child process (reaper.h) and a
+ * path on a hung disk or a dead mount is left to the workers, said at
+ * start. */
+#define DP_CONF_ANSWER_NS 2000000000ull
+
 typedef struct {
   char name[DP_NAME_MAX];
+  int name_too_long; /* the name given did not fit: refused, never cut */
   dp_pattern_t pattern;
   uint32_t block_size;  /* bytes */
   uint32_t queue_depth; /* 1..DP_QD_MAX */
@@ -35,6 +43,7 @@ typedef struct {
 
 typedef struct {
   char name[DP_NAME_MAX];
+  int name_too_long;   /* the name given did not fit: refused, never cut */
   char path[PATH_MAX]; /* Path or Device */
   int is_device;       /* 1: Device (read-only block device) */
   int has_path;

@@ -154,8 +154,10 @@ int dp_monitor_glob_check(const char *glob, char *err, size_t errlen);
 
 /* StateDir: -EPERM / -ELOOP / -ENOTDIR with the cause in err when the
  * monitor would refuse it (a directory someone other than root or us
- * could redirect, a symlink on the way, not a directory); 0 otherwise (a
- * directory not there yet is said when a save fails). */
+ * could redirect, a symlink on the way, not a directory); -ETIMEDOUT
+ * when it did not answer within DP_MONITOR_SAVE_WAIT_NS (a hung disk: the
+ * start keeps no state file, said); 0 otherwise (a directory not there
+ * yet is said when a save fails). */
 int dp_monitor_state_dir_check(const char *dir, char *err, size_t errlen);
 
 /* ---- the verdict, shared with replay ------------------------------------ */

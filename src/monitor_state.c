@@ -166,5 +166,6 @@ int dp_mon_state_dir_check(const char *dir, char *err, size_t errlen) {
   /* bounded: a StateDir on a hung disk must not hold collectd's start */
   int rc =
       dp_statefile_check_dir_bounded(dir, DP_MONITOR_SAVE_WAIT_NS, err, errlen);
-  return rc == -EPERM || rc == -ELOOP || rc == -ENOTDIR ? rc : 0;
+  return rc == -EPERM || rc == -ELOOP || rc == -ENOTDIR || rc == -ETIMEDOUT ? rc
+                                                                            : 0;
 }

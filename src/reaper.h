@@ -12,6 +12,8 @@
 #ifndef DP_REAPER_H
 #define DP_REAPER_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define DP_REAPER_MAX 256
@@ -24,5 +26,30 @@ void dp_reaper_poll(void);
 
 /* How many children are kept (not yet exited). */
 unsigned dp_reaper_kept(void);
+
+/*
+ * A look at something that may not answer (a path on a hung disk or a
+ * dead network mount: a stat() there waits for ever, uninterruptibly),
+ * bounded: fn(arg, out, outlen) runs in a child process (fork; it keeps
+ * no fd of the caller's but its result pipe, and default signals) and
+ * writes its answer into out; the caller waits at most wait_ns
+ * (CLOCK_MONOTONIC) for the outlen bytes. A child that has not answered
+ * by then is left here (dp_reaper_leave), on the hung disk, alone.
+ * fn must only do what is safe after fork in a threaded process
+ * (system calls, snprintf; glibc's malloc is).
+ * 0: out filled; -ETIMEDOUT: no answer in time; -EIO: the child ended
+ * without one; -errno of pipe2 or fork.
+ */
+typedef void (*dp_reaper_fn_t)(void *arg, void *out, size_t outlen);
+int dp_reaper_call(dp_reaper_fn_t fn, void *arg, void *out, size_t outlen,
+                   uint64_t wait_ns);
+
+/* dp_reaper_call for n arguments at once: n children, one deadline for
+ * all (n hung paths cost wait_ns, not n times it). args[i] (an element of
+ * argsize bytes) answers into outs[i] (outlen bytes each); rcs[i] as
+ * dp_reaper_call's result. */
+void dp_reaper_call_many(dp_reaper_fn_t fn, void *args, size_t argsize,
+                         void *outs, size_t outlen, size_t n, uint64_t wait_ns,
+                         int *rcs);
 
 #endif /* DP_REAPER_H */

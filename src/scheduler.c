@@ -4,6 +4,7 @@
 #include "blockdev.h"
 #include "clock.h"
 #include "job.h"
+#include "reaper.h"
 #include "rng.h"
 #include "stall.h"
 #include "target.h"
@@ -192,6 +193,47 @@ static dev_t target_disk(const dp_sched_t *s, const dp_target_conf_t *tc,
   return d;
 }
 
+/* target_disk in a child process (reaper.h), DP_CONF_ANSWER_NS at most
+ * for all of them together: a Path or Device on a hung disk or a dead
+ * mount (a stat there waits for ever) is left unresolved, never waited
+ * for, and *slow set. */
+typedef struct {
+  const dp_sched_t *s;
+  const dp_target_conf_t *tc;
+} disk_arg_t;
+typedef struct {
+  dev_t d;
+  char name[64];
+} disk_answer_t;
+
+static void disk_of(void *arg, void *out, size_t len) {
+  const disk_arg_t *a = arg;
+  disk_answer_t *r = out;
+  (void)len;
+  r->d = target_disk(a->s, a->tc, r->name, sizeof(r->name));
+}
+
+static void targets_disks(const dp_sched_t *s,
+                          const dp_target_conf_t *const *tc, size_t n,
+                          disk_answer_t *out, int *slow) {
+  disk_arg_t *args = calloc(n, sizeof(*args));
+  int *rcs = calloc(n, sizeof(*rcs));
+  for (size_t i = 0; args && rcs && i < n; i++)
+    args[i] = (disk_arg_t){.s = s, .tc = tc[i]};
+  if (args && rcs)
+    dp_reaper_call_many(disk_of, args, sizeof(*args), out, sizeof(*out), n,
+                        DP_CONF_ANSWER_NS, rcs);
+  for (size_t i = 0; i < n; i++) {
+    slow[i] = args && rcs && rcs[i] == -ETIMEDOUT;
+    if (args == NULL || rcs == NULL || rcs[i] != 0) {
+      out[i].d = 0;
+      snprintf(out[i].name, sizeof(out[i].name), UNRESOLVED_DISK);
+    }
+  }
+  free(args);
+  free(rcs);
+}
+
 /* The worker of disk d (name), created if missing. Lock held or not yet
  * shared. */
 static size_t worker_for(dp_sched_t *s, dev_t d, const char *name) {
@@ -285,6 +327,8 @@ static void sched_free_memory(dp_sched_t *s) {
   free(s);
 }
 
+static void open_failed(dp_sched_t *s, target_t *t, int err, const char *msg);
+
 int dp_sched_new(dp_sched_t **out, const dp_sched_conf_t *c,
                  const dp_target_conf_t *targets, size_t n) {
   *out = NULL;
@@ -331,10 +375,35 @@ int dp_sched_new(dp_sched_t **out, const dp_sched_conf_t *c,
       if (t->probes[k].queue == NULL)
         goto nomem;
     }
-    char name[64];
-    dev_t d = target_disk(s, &t->conf, name, sizeof(name));
-    worker_add(s, worker_for(s, d, name), i);
   }
+  /* each target's disk, bounded: one on a hung disk goes to the
+   * unresolved worker and is said (below) */
+  const dp_target_conf_t **tcs = calloc(n, sizeof(*tcs));
+  disk_answer_t *disks = calloc(n, sizeof(*disks));
+  int *slow = calloc(n, sizeof(*slow));
+  if (tcs == NULL || disks == NULL || slow == NULL) {
+    free(tcs);
+    free(disks);
+    free(slow);
+    goto nomem;
+  }
+  for (size_t i = 0; i < n; i++)
+    tcs[i] = &s->targets[i].conf;
+  targets_disks(s, tcs, n, disks, slow);
+  for (size_t i = 0; i < n; i++)
+    worker_add(s, worker_for(s, disks[i].d, disks[i].name), i);
+  for (size_t i = 0; i < n; i++)
+    if (slow[i]) {
+      char msg[160];
+      snprintf(msg, sizeof(msg),
+               "did not answer within %.3g s (a hung disk or a dead mount?): "
+               "not waited for; probed once it answers",
+               (double)DP_CONF_ANSWER_NS / 1e9);
+      open_failed(s, &s->targets[i], -ETIMEDOUT, msg);
+    }
+  free(tcs);
+  free(disks);
+  free(slow);
   /* DutyCycle's budget, once the disks' targets are known */
   for (size_t i = 0; i < n; i++) {
     target_t *t = &s->targets[i];
@@ -910,8 +979,12 @@ static int worker_start(dp_sched_t *s, size_t k);
 /* The unresolved worker's round: a target whose disk is now known moves to
  * that disk's worker. 1 if it moved. */
 static int regroup(dp_sched_t *s, size_t from, target_t *t) {
-  char name[64];
-  dev_t d = target_disk(s, &t->conf, name, sizeof(name));
+  const dp_target_conf_t *tc = &t->conf;
+  disk_answer_t a;
+  int slow;
+  targets_disks(s, &tc, 1, &a, &slow);
+  dev_t d = a.d;
+  const char *name = a.name;
   if (d == 0)
     return 0;
   pthread_mutex_lock(&s->lock);

@@ -132,4 +132,73 @@ run_case "DeviceStats invalid glob" 1 "Option \"DeviceStats\": value 1 is invali
 '"$good"
 run_case "TypesDB missing" 1 'type "probe_latency" is not known: add TypesDB' "$good" no-typesdb
 
+# ---- names that cannot be stored as given: refused, never cut ------------------
+n63=$(printf 'a%.0s' {1..63})
+long="${n63}bbbbbbb" # 70 characters: the first 63 are n63
+run_case "63-character target name" 0 "" "${good/<Target \"a\">/<Target \"$n63\">}"
+run_case "70-character target name" 1 "Target name \"$long\" is 70 characters long: allowed 1 to 63" "${good/<Target \"a\">/<Target \"$long\">}"
+run_case "two long target names sharing 63 characters" 1 "Target name \"${n63}ccccccc\" is 70 characters long" '<Target "'"$n63"'">
+ Path "'"$d"'/p1"
+ FileSize "8M"
+</Target>
+<Target "'"${n63}ccccccc"'">
+ Path "'"$d"'/p2"
+ FileSize "8M"
+</Target>'
+run_case "70-character probe name" 1 "Target \"a\": Probe name \"$long\" is 70 characters long" "$(probe 'Duration 0.1' | sed "s/<Probe \"p\">/<Probe \"$long\">/")"
+
+# ---- one probe file reached by two paths ------------------------------------------
+mkdir -p "$d/x"
+ln -sfn "$d/x" "$d/lnk"
+run_case "Path x/../x beside x" 1 "Targets \"a\" and \"b\" both use $d/x/diskprobe.probe: $d/x/diskprobe.probe and $d/x/../x/diskprobe.probe are one path" '<Target "a">
+ Path "'"$d"'/x"
+ FileSize "8M"
+</Target>
+<Target "b">
+ Path "'"$d"'/x/../x"
+ FileSize "8M"
+</Target>'
+run_case "Path .//x/./ beside x" 1 "Targets \"a\" and \"b\" both use $d/x/diskprobe.probe" '<Target "a">
+ Path "'"$d"'/x"
+ FileSize "8M"
+</Target>
+<Target "b">
+ Path "'"$d"'//x/./"
+ FileSize "8M"
+</Target>'
+run_case "Path through a symlink beside x" 1 "Targets \"a\" and \"b\" both use $d/x/diskprobe.probe: $d/x/diskprobe.probe and $d/lnk/diskprobe.probe are one file" '<Target "a">
+ Path "'"$d"'/x"
+ FileSize "8M"
+</Target>
+<Target "b">
+ Path "'"$d"'/lnk"
+ FileSize "8M"
+</Target>'
+
+# ---- a key given twice in one block: refused with both values ---------------------
+run_case "FileSize twice in a target" 1 'Target "a": Option "FileSize" is given twice: "8M" and "16M"; give it once.' '<Target "a">
+ Path "'"$d"'/probe"
+ FileSize "8M"
+ ProbeInterval 30
+ FileSize "16M"
+</Target>'
+run_case "Duration twice in a probe" 1 'Target "a", Probe "p": Option "Duration" is given twice: "0.1" and "0.2"; give it once.' "$(probe 'Duration 0.1
+  duration 0.2')"
+run_case "DutyCycle twice" 1 'Option "DutyCycle" is given twice: "2" and "5"; give it once.' 'DutyCycle 2
+DutyCycle 5
+'"$good"
+run_case "DeviceStats twice and two Probe blocks (may repeat)" 0 "" 'DeviceStats "sd*"
+DeviceStats "nvme*n1"
+<Target "a">
+ Path "'"$d"'/probe"
+ FileSize "8M"
+ ProbeInterval 30
+ <Probe "r1">
+  Duration 0.1
+ </Probe>
+ <Probe "r2">
+  Duration 0.1
+ </Probe>
+</Target>'
+
 finish collectd_badconf

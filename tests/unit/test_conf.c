@@ -361,6 +361,106 @@ static void test_duplicate_targets(void **state) {
   }
 }
 
+/* A name that does not fit is refused, never cut: two long names sharing
+ * their first 63 characters would be one series and one RRD directory. */
+static void test_long_names(void **state) {
+  (void)state;
+  char n63[64], n64[65], n70[71];
+  memset(n63, 'a', 63);
+  n63[63] = '\0';
+  memset(n64, 'a', 64);
+  n64[64] = '\0';
+  memset(n70, 'a', 70);
+  n70[70] = '\0';
+  dp_target_conf_t t;
+  dp_target_conf_init(&t, n63);
+  dp_target_conf_set(&t, "Path", "/a", err, sizeof(err));
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), 0);
+  dp_target_conf_init(&t, n64);
+  dp_target_conf_set(&t, "Path", "/a", err, sizeof(err));
+  assert_int_equal(dp_target_conf_finish(&t, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "is longer than 63 characters"));
+  dp_probe_conf_t p;
+  dp_target_conf_init(&t, "data");
+  dp_probe_conf_init(&p, n70);
+  assert_int_equal(dp_target_conf_add_probe(&t, &p, err, sizeof(err)), -EINVAL);
+  assert_non_null(strstr(err, "Probe name"));
+  assert_non_null(strstr(err, "longer than 63"));
+  char big[256];
+  snprintf(big, sizeof(big), "Target name \"%s\" is 70 characters long", n70);
+  assert_int_equal(dp_conf_name_check("Target", n70, err, sizeof(err)),
+                   -EINVAL);
+  assert_non_null(strstr(err, big));
+  assert_int_equal(dp_conf_name_check("Target", n63, err, sizeof(err)), 0);
+  assert_int_equal(dp_conf_name_check("Probe", "a b", err, sizeof(err)),
+                   -EINVAL);
+  assert_non_null(strstr(err, "Probe name \"a b\" is invalid"));
+}
+
+static void test_path_normalise(void **state) {
+  (void)state;
+  const char *cases[][2] = {{"/x/y", "/x/y"},
+                            {"/x/y/", "/x/y"},
+                            {"//x///y//", "/x/y"},
+                            {"/x/./y/.", "/x/y"},
+                            {"/x/y/../y", "/x/y"},
+                            {"/x/y/..", "/x"},
+                            {"/..", "/"},
+                            {"/../x/../../y", "/y"},
+                            {"/", "/"},
+                            {"/x/..y/z", "/x/..y/z"}};
+  char buf[64];
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    dp_conf_path_normalise(cases[i][0], buf, sizeof(buf));
+    if (strcmp(buf, cases[i][1]) != 0)
+      fail_msg("%s: expected %s, got %s", cases[i][0], cases[i][1], buf);
+  }
+}
+
+/* Two targets named differently that reach one probe file: lexically
+ * ("x/../x") and as the kernel resolves them (a symlinked directory). */
+static void test_duplicates_resolved(void **state) {
+  (void)state;
+  char dir[] = "/tmp/test_conf.XXXXXX", a[128], b[128], link[128];
+  assert_non_null(mkdtemp(dir));
+  snprintf(a, sizeof(a), "%s/x", dir);
+  snprintf(b, sizeof(b), "%s/y", dir);
+  snprintf(link, sizeof(link), "%s/l", dir);
+  assert_int_equal(mkdir(a, 0700), 0);
+  assert_int_equal(mkdir(b, 0700), 0);
+  assert_int_equal(symlink(a, link), 0);
+  char paths[3][2][160];
+  snprintf(paths[0][0], 160, "%s", a);
+  snprintf(paths[0][1], 160, "%s/../x/", a);
+  snprintf(paths[1][0], 160, "%s", a);
+  snprintf(paths[1][1], 160, "%s", link);
+  snprintf(paths[2][0], 160, "%s", a);
+  snprintf(paths[2][1], 160, "%s", b);
+  const int want[] = {-EINVAL, -EINVAL, 0};
+  const char *why[] = {"are one path", "are one file", ""};
+  dp_target_conf_t t[2];
+  for (int c = 0; c < 3; c++) {
+    dp_target_conf_init(&t[0], "first");
+    dp_target_conf_init(&t[1], "second");
+    assert_int_equal(dp_target_conf_set(&t[0], "Path", paths[c][0], err, 512),
+                     0);
+    assert_int_equal(dp_target_conf_set(&t[1], "Path", paths[c][1], err, 512),
+                     0);
+    err[0] = '\0';
+    int rc = dp_conf_check_duplicates(t, 2, err, sizeof(err));
+    if (rc != want[c])
+      fail_msg("case %d: expected %d, got %d (%s)", c, want[c], rc, err);
+    if (rc) {
+      assert_non_null(strstr(err, "Targets \"first\" and \"second\""));
+      assert_non_null(strstr(err, why[c]));
+    }
+  }
+  unlink(link);
+  rmdir(a);
+  rmdir(b);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
@@ -374,6 +474,9 @@ int main(void) {
       cmocka_unit_test(test_plugin_options_and_duty),
       cmocka_unit_test(test_buffer_bound),
       cmocka_unit_test(test_duplicate_targets),
+      cmocka_unit_test(test_long_names),
+      cmocka_unit_test(test_path_normalise),
+      cmocka_unit_test(test_duplicates_resolved),
   };
   return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
 }

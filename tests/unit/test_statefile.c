@@ -29,6 +29,7 @@
 #include "clock.h"
 #include "health.h"
 #include "helpers.h"
+#include "reaper.h"
 #include "statefile.h"
 
 #define NOBODY 65534
@@ -378,6 +379,37 @@ static void test_saver(void **state) {
   assert_non_null(strstr(err, "group-writable"));
 }
 
+/* reaper.h's bounded calls: answers come back; one that never answers
+ * (a stat on a hung disk) costs the deadline, once for all of them, and
+ * its child is left to the reaper. */
+static void answer(void *arg, void *out, size_t len) {
+  int v = *(int *)arg;
+  if (v < 0)
+    sleep(3); /* stands for a stat that does not return in time */
+  memcpy(out, &v, len < sizeof(v) ? len : sizeof(v));
+}
+
+static void test_reaper_call_bounded(void **state) {
+  (void)state;
+  int v = 42, out = 0;
+  assert_int_equal(dp_reaper_call(answer, &v, &out, sizeof(out), DP_NS_PER_S),
+                   0);
+  assert_int_equal(out, 42);
+  int args[4] = {1, -1, 3, -1}, outs[4] = {0}, rcs[4];
+  uint64_t t0 = dp_now_ns();
+  dp_reaper_call_many(answer, args, sizeof(args[0]), outs, sizeof(outs[0]), 4,
+                      300 * DP_NS_PER_MS, rcs);
+  uint64_t took = dp_now_ns() - t0;
+  assert_int_equal(rcs[0], 0);
+  assert_int_equal(outs[0], 1);
+  assert_int_equal(rcs[1], -ETIMEDOUT);
+  assert_int_equal(rcs[2], 0);
+  assert_int_equal(outs[2], 3);
+  assert_int_equal(rcs[3], -ETIMEDOUT);
+  assert_true(took >= 250 * DP_NS_PER_MS && took < 2 * DP_NS_PER_S);
+  assert_true(dp_reaper_kept() >= 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_fifo_refused_at_once, setup,
@@ -396,6 +428,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stale_temps_cleaned, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_saver, setup, teardown),
+      cmocka_unit_test(test_reaper_call_bounded),
   };
   return cmocka_run_group_tests_name("statefile", tests, NULL, NULL);
 }
