@@ -82,6 +82,7 @@ struct dp_prober {
   int errfd;   /* its standard error, until the handshake */
   char answer; /* the last answer's byte */
   int killed;  /* and reaped, or left to the reaper */
+  int hung;    /* killed for not answering in time */
   char *helper;
   char err[PATH_MAX + 256]; /* dp_prober_error */
 };
@@ -92,13 +93,16 @@ long dp_prober_pid(const dp_prober_t *p) { return p ? (long)p->pid : 0; }
 
 const char *dp_prober_error(const dp_prober_t *p) { return p ? p->err : ""; }
 
+int dp_prober_hung(const dp_prober_t *p) { return p ? p->hung : 0; }
+
 static double secs(uint64_t ns) { return (double)ns / 1e9; }
 
-/* Kills the prober and reaps it within DP_PROBER_REAP_NS, else leaves it
- * to the reaper (the kernel still holds its I/O). What became of it goes
- * into how (may be NULL): "exit status N", "killed by signal N", or
+/* Kills the prober and reaps it within wait_ns, else leaves it to the
+ * reaper (it is still exiting, or the kernel still holds its I/O). What became
+ * of it goes into how (may be NULL): "exit status N", "killed by signal N", or
  * "still held by the kernel". The socket is closed: the prober is gone. */
-static void kill_prober(dp_prober_t *p, char *how, size_t len) {
+static void kill_prober(dp_prober_t *p, uint64_t wait_ns, char *how,
+                        size_t len) {
   if (how != NULL && len > 0)
     how[0] = '\0';
   if (p->sock >= 0) {
@@ -111,7 +115,7 @@ static void kill_prober(dp_prober_t *p, char *how, size_t len) {
     return;
   p->killed = 1;
   kill(p->pid, SIGKILL);
-  uint64_t until = dp_now_ns() + DP_PROBER_REAP_NS;
+  uint64_t until = dp_now_ns() + wait_ns;
   int st = 0;
   pid_t r;
   while ((r = waitpid(p->pid, &st, WNOHANG)) == 0 && dp_now_ns() < until)
@@ -266,7 +270,7 @@ int dp_prober_start(dp_prober_t **out, const char *helper,
     }
     if (rc < 0) {
       char how[64], said[192];
-      kill_prober(p, how, sizeof(how));
+      kill_prober(p, DP_PROBER_REAP_NS, how, sizeof(how));
       last_words(p, said, sizeof(said));
       if (rc == -EPROTO)
         snprintf(err, len,
@@ -418,13 +422,14 @@ static int call(dp_prober_t *p, char op, const atomic_int *stop,
              "the prober %s (pid %ld) answered %s with another command's "
              "answer: killed it",
              p->helper, (long)p->pid, op_name(op));
-    kill_prober(p, NULL, 0);
+    kill_prober(p, DP_PROBER_REAP_NS, NULL, 0);
     x = -EBADMSG;
   }
   if (x == -EPIPE && p->err[0] == '\0') {
     char how[64];
     long pid = (long)p->pid;
-    kill_prober(p, how, sizeof(how)); /* reaped now, not left a zombie */
+    /* reaped now, not left a zombie */
+    kill_prober(p, DP_PROBER_REAP_NS, how, sizeof(how));
     snprintf(p->err, sizeof(p->err),
              "the prober %s (pid %ld) ended during %s (%s; killed?)", p->helper,
              pid, op_name(op), how[0] ? how : "gone");
@@ -442,7 +447,8 @@ static int call_or_kill(dp_prober_t *p, char op, const atomic_int *stop,
   if (x == -ETIMEDOUT) {
     int stopped = stop != NULL && atomic_load(stop);
     long pid = (long)p->pid;
-    kill_prober(p, NULL, 0);
+    p->hung = 1;
+    kill_prober(p, DP_PROBER_REAP_NS, NULL, 0);
     snprintf(p->err, sizeof(p->err),
              stopped   ? "the prober %s (pid %ld) did not answer %s %.0f s "
                          "after the stop: killed it"
@@ -735,8 +741,10 @@ void dp_prober_close(dp_prober_t *p, dp_target_t *t) {
     atomic_store(&p->m->stop, 1);
   /* Killed, whatever it does: one that ignores its closed socket (or
    * never read it) must not outlive us. Mid-probe or stuck in the kernel,
-   * it goes once the kernel lets its I/O go (the reaper's). */
-  kill_prober(p, NULL, 0);
+   * it goes once the kernel lets its I/O go (the reaper's). Not waited
+   * for: its exit may have work to do (the last file of a filesystem
+   * unmounted lazily), and the reaper takes it at the next start. */
+  kill_prober(p, 0, NULL, 0);
   if (p->errfd >= 0)
     close(p->errfd);
   if (p->m != NULL)

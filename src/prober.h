@@ -146,11 +146,15 @@ int dp_prober_verify(dp_prober_t *p, dp_target_t *t, uint64_t timeout_ns);
 
 /* Closes the target (in process: dp_engine_close, which blocks while I/O
  * is outstanding -- the caller waits for dp_prober_outstanding() == 0
- * first -- and dp_target_close). Out of process it never blocks long: the
+ * first -- and dp_target_close). Out of process it never blocks: the
  * prober is killed (SIGKILL: one that ignores its closed socket goes too)
- * and reaped within DP_PROBER_REAP_NS, or left to the reaper (reaper.h)
- * while the kernel still holds its I/O. NULL is allowed. */
+ * and left to the reaper (reaper.h), which takes it once it has exited
+ * (once the kernel lets its I/O go). NULL is allowed. */
 void dp_prober_close(dp_prober_t *p, dp_target_t *t);
+
+/* 1 when the prober was killed for not answering in time (it may be
+ * stuck in the kernel on a hung disk: see the reaper). */
+int dp_prober_hung(const dp_prober_t *p);
 
 /* Its process id (also once killed), or 0 in process. */
 long dp_prober_pid(const dp_prober_t *p);
@@ -173,8 +177,8 @@ int dp_prober_serve_with(int shm_fd, int sock,
 /* The deadline of a command that does no disk I/O (the engine's set-up,
  * giving its buffers back). */
 #define DP_PROBER_ANSWER_NS (UINT64_C(5) * 1000000000)
-/* How long a close waits for a killed prober to be reaped before leaving
- * it to the reaper. */
+/* How long a prober killed for missing a deadline (or ending) is waited
+ * for, to reap it and say how it ended, before it is left to the reaper. */
 #define DP_PROBER_REAP_NS (UINT64_C(100) * 1000000)
 /* The fastest an I/O can complete, for the check of a prober's result: no
  * device completes one queue slot's I/O in less. */

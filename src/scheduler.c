@@ -417,7 +417,7 @@ static void target_reset(target_t *t);
 /* Closes the target and its prober (out of process, whatever the kernel
  * still holds). */
 static void target_close(target_t *t) {
-  long pid = dp_prober_pid(t->prober);
+  long pid = dp_prober_hung(t->prober) ? dp_prober_pid(t->prober) : 0;
   dp_prober_close(t->prober, &t->t);
   if (pid > 0 && dp_reaper_holds((pid_t)pid))
     t->held_pid = pid;
