@@ -197,6 +197,11 @@ static uint64_t layout_now(const dp_layout_conf_t *lc) {
   return lc->now_ns ? lc->now_ns(lc->clock_arg) : dp_now_ns();
 }
 
+static void beat(const dp_layout_conf_t *lc) {
+  if (lc->progress != NULL)
+    atomic_fetch_add_explicit(lc->progress, 1, memory_order_relaxed);
+}
+
 static int stopped(const dp_layout_conf_t *lc) {
   return lc->stop != NULL &&
          atomic_load_explicit(lc->stop, memory_order_acquire) != 0;
@@ -213,6 +218,7 @@ static int pace_until(const dp_layout_conf_t *lc, uint64_t until) {
       return 0;
     uint64_t d =
         until - now < DP_LAYOUT_SLEEP_NS ? until - now : DP_LAYOUT_SLEEP_NS;
+    beat(lc);
     if (lc->sleep_ns != NULL) {
       lc->sleep_ns(d, lc->clock_arg);
     } else {
@@ -277,6 +283,7 @@ int dp_probefile_lay_out(int fd, uint64_t size, uint32_t hdr, uint64_t from,
                      strerror(e));
     }
     off += (uint64_t)n;
+    beat(lc);
     if (off - recorded >= DP_LAYOUT_CHECKPOINT_BYTES && off < size) {
       off -= off % hdr; /* a short write: resume on the alignment */
       if ((rc = checkpoint(fd, size, hdr, off, &rng)) < 0)

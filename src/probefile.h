@@ -73,6 +73,9 @@ typedef struct {
    * Resuming) unless no data had been written. NULL: never. */
   const atomic_int *stop;
   uint64_t rate_bytes_per_s; /* average write rate; 0: unbounded */
+  /* If non-NULL, bumped after each chunk written and each pacing sleep: a
+   * sign of life for whoever waits for the layout (the prober's daemon). */
+  atomic_uint_fast64_t *progress;
   /* Test hooks: the clock pacing reads and the sleep it takes (which must
    * advance that clock); NULL: dp_now_ns and nanosleep. */
   uint64_t (*now_ns)(void *arg);

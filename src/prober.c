@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef DP_PROBER_PATH
@@ -27,7 +29,7 @@ extern char **environ;
 
 /* Bumped whenever the shared page changes meaning; its size is checked
  * too. */
-#define PROTOCOL 1
+#define PROTOCOL 2
 
 /* The page the daemon and its prober share. The daemon writes the command's
  * arguments before the command byte and reads the answer after the answer
@@ -37,6 +39,7 @@ typedef struct {
   uint32_t protocol, size;
   atomic_int stop;
   dp_io_counter_t counter;
+  atomic_uint_fast64_t progress; /* a layout's sign of life */
   int rc;
   unsigned outstanding;
   /* arguments */
@@ -76,29 +79,113 @@ struct dp_prober {
   int dead;          /* the socket closed: the prober is gone */
   uint64_t seen_ios; /* of m->counter, already passed on */
   uint64_t seen_bytes;
+  int errfd;   /* its standard error, until the handshake */
+  char answer; /* the last answer's byte */
+  int killed;  /* and reaped, or left to the reaper */
+  int hung;    /* killed for not answering in time */
+  char *helper;
+  char err[PATH_MAX + 256]; /* dp_prober_error */
 };
 
 const char *dp_prober_default_path(void) { return DP_PROBER_PATH; }
 
 long dp_prober_pid(const dp_prober_t *p) { return p ? (long)p->pid : 0; }
 
+const char *dp_prober_error(const dp_prober_t *p) { return p ? p->err : ""; }
+
+int dp_prober_hung(const dp_prober_t *p) { return p ? p->hung : 0; }
+
+static double secs(uint64_t ns) { return (double)ns / 1e9; }
+
+/* Kills the prober and reaps it within wait_ns, else leaves it to the
+ * reaper (it is still exiting, or the kernel still holds its I/O). What became
+ * of it goes into how (may be NULL): "exit status N", "killed by signal N", or
+ * "still held by the kernel". The socket is closed: the prober is gone. */
+static void kill_prober(dp_prober_t *p, uint64_t wait_ns, char *how,
+                        size_t len) {
+  if (how != NULL && len > 0)
+    how[0] = '\0';
+  if (p->sock >= 0) {
+    close(p->sock);
+    p->sock = -1;
+  }
+  p->dead = 1;
+  p->busy = 0;
+  if (p->pid <= 0 || p->killed)
+    return;
+  p->killed = 1;
+  kill(p->pid, SIGKILL);
+  uint64_t until = dp_now_ns() + wait_ns;
+  int st = 0;
+  pid_t r;
+  while ((r = waitpid(p->pid, &st, WNOHANG)) == 0 && dp_now_ns() < until)
+    usleep(1000);
+  if (r == 0)
+    dp_reaper_leave(p->pid); /* in the kernel's hands: reaped later */
+  if (how != NULL && len > 0) {
+    if (r == 0)
+      snprintf(how, len, "still held by the kernel");
+    else if (r > 0 && WIFEXITED(st))
+      snprintf(how, len, "exit status %d", WEXITSTATUS(st));
+    else if (r > 0 && WIFSIGNALED(st))
+      snprintf(how, len, "killed by signal %d", WTERMSIG(st));
+  }
+}
+
+/* The first line of what the prober wrote to its standard error (at most
+ * DP_PROBER_LAST_WORDS bytes read, 160 kept, printable ASCII only) as
+ * ': it said "..."', or "". */
+static void last_words(dp_prober_t *p, char *out, size_t len) {
+  out[0] = '\0';
+  if (p->errfd < 0)
+    return;
+  char buf[DP_PROBER_LAST_WORDS + 1];
+  ssize_t n = read(p->errfd, buf, DP_PROBER_LAST_WORDS);
+  if (n <= 0)
+    return;
+  char line[161];
+  size_t k = 0;
+  for (ssize_t i = 0; i < n && k < sizeof(line) - 1; i++) {
+    unsigned char ch = (unsigned char)buf[i];
+    if (ch == '\n') {
+      if (k > 0)
+        break;
+      continue;
+    }
+    line[k++] = ch >= 0x20 && ch < 0x7f && ch != '"' ? (char)ch : '?';
+  }
+  line[k] = '\0';
+  if (k > 0)
+    snprintf(out, len, ": it said \"%s\"", line);
+}
+
 /* ---- the daemon's side ------------------------------------------------------
  */
 
-int dp_prober_start(dp_prober_t **out, const char *helper, char *err,
-                    size_t len) {
+static int await(dp_prober_t *p, const atomic_int *stop, dp_io_counter_t *c,
+                 uint64_t deadline_ns, uint64_t idle_ns);
+
+int dp_prober_start(dp_prober_t **out, const char *helper,
+                    const atomic_int *stop, char *err, size_t len) {
   *out = NULL;
   dp_prober_t *p = calloc(1, sizeof(*p));
   if (p == NULL)
     return -ENOMEM;
   p->sock = -1;
+  p->errfd = -1;
   dp_reaper_poll();
   if (helper == NULL) {
     *out = p;
     return 0;
   }
-  int rc = 0, sv[2] = {-1, -1}, mfd = -1, hm = -1, hs = -1;
+  if ((p->helper = strdup(helper)) == NULL) {
+    free(p);
+    return -ENOMEM;
+  }
+  int rc = 0, sv[2] = {-1, -1}, ep[2] = {-1, -1}, mfd = -1, hm = -1, hs = -1,
+      he = -1;
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+      pipe2(ep, O_CLOEXEC) < 0 ||
       (mfd = memfd_create("diskprobe-prober", MFD_CLOEXEC)) < 0 ||
       ftruncate(mfd, sizeof(shm_t)) < 0)
     rc = -errno;
@@ -112,7 +199,9 @@ int dp_prober_start(dp_prober_t **out, const char *helper, char *err,
   }
   /* above 4, so that the dup2s below cannot overwrite each other */
   if (rc == 0 && ((hm = fcntl(mfd, F_DUPFD_CLOEXEC, 10)) < 0 ||
-                  (hs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10)) < 0))
+                  (hs = fcntl(sv[1], F_DUPFD_CLOEXEC, 10)) < 0 ||
+                  (he = fcntl(ep[1], F_DUPFD_CLOEXEC, 10)) < 0 ||
+                  fcntl(ep[0], F_SETFL, O_NONBLOCK) < 0))
     rc = -errno;
   if (rc < 0) {
     snprintf(err, len, "cannot set up the prober's page and socket: %s",
@@ -128,6 +217,11 @@ int dp_prober_start(dp_prober_t **out, const char *helper, char *err,
     sigdelset(&all, SIGKILL);
     sigdelset(&all, SIGSTOP);
     posix_spawn_file_actions_init(&fa);
+    /* its output is not the daemon's: nothing it writes can fill
+     * collectd's log; its standard error is read only if it fails */
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, he, 2);
     posix_spawn_file_actions_adddup2(&fa, hm, 3);
     posix_spawn_file_actions_adddup2(&fa, hs, 4);
     posix_spawn_file_actions_addclosefrom_np(&fa, 5);
@@ -152,23 +246,53 @@ int dp_prober_start(dp_prober_t **out, const char *helper, char *err,
     close(hm);
   if (hs >= 0)
     close(hs);
+  if (he >= 0)
+    close(he);
   if (mfd >= 0)
     close(mfd);
   if (sv[1] >= 0)
     close(sv[1]);
+  if (ep[1] >= 0)
+    close(ep[1]);
+  p->errfd = ep[0];
   p->sock = sv[0];
   if (rc == 0) {
     char a = OP_HELLO;
-    if (send(p->sock, &a, 1, MSG_NOSIGNAL) != 1 || read(p->sock, &a, 1) != 1)
+    if (send(p->sock, &a, 1, MSG_NOSIGNAL) != 1) {
       rc = -EPIPE;
-    else if (a != OP_HELLO)
-      rc = -EPROTO;
-    if (rc < 0)
-      snprintf(err, len,
-               rc == -EPROTO ? "the prober %s is from another build of "
-                               "diskprobe: restart collectd"
-                             : "the prober %s ended at once",
-               helper);
+    } else {
+      p->busy = 1;
+      rc = await(p, stop, NULL, dp_now_ns() + DP_PROBER_HELLO_NS, 0);
+      if (rc == -ETIMEDOUT && stop != NULL && atomic_load(stop))
+        rc = -ECANCELED;
+      else if (rc == 0 && p->answer != OP_HELLO)
+        rc = -EPROTO;
+    }
+    if (rc < 0) {
+      char how[64], said[192];
+      kill_prober(p, DP_PROBER_REAP_NS, how, sizeof(how));
+      last_words(p, said, sizeof(said));
+      if (rc == -EPROTO)
+        snprintf(err, len,
+                 "the prober %s is from another build of diskprobe: restart "
+                 "collectd",
+                 helper);
+      else if (rc == -ETIMEDOUT)
+        snprintf(err, len,
+                 "the prober %s did not answer the handshake within %.0f s "
+                 "(not a diskprobe prober, or a broken one): killed it%s",
+                 helper, secs(DP_PROBER_HELLO_NS), said);
+      else if (rc == -ECANCELED)
+        snprintf(err, len, "the prober %s: stopped during the handshake",
+                 helper);
+      else
+        snprintf(err, len, "the prober %s ended at once (%s)%s", helper,
+                 how[0] ? how : "before answering the handshake", said);
+    }
+  }
+  if (p->errfd >= 0) { /* from now on what it writes goes nowhere */
+    close(p->errfd);
+    p->errfd = -1;
   }
   if (rc < 0) {
     dp_prober_close(p, NULL);
@@ -191,14 +315,18 @@ static void pass_counter(dp_prober_t *p, dp_io_counter_t *c) {
 }
 
 /*
- * Waits for the answer to the command in flight: 0 answered; -ETIMEDOUT
- * when deadline_ns (0: none) passed, or DP_PROBER_GRACE_NS after *stop was
- * seen (the prober is told to stop too); -EPIPE when the prober is gone.
- * p->busy stays set until the answer is read.
+ * Waits for the answer to the command in flight: 0 answered (its byte in
+ * p->answer); -ETIMEDOUT when deadline_ns (0: none) passed, or idle_ns (0:
+ * no such bound) passed without a sign of life (the live counter, a
+ * layout's progress), or DP_PROBER_GRACE_NS after *stop was seen (the
+ * prober is told to stop too); -EPIPE when the prober is gone. p->busy
+ * stays set until the answer is read.
  */
 static int await(dp_prober_t *p, const atomic_int *stop, dp_io_counter_t *c,
-                 uint64_t deadline_ns) {
-  uint64_t stop_by = 0;
+                 uint64_t deadline_ns, uint64_t idle_ns) {
+  uint64_t stop_by = 0, moved = dp_now_ns();
+  uint64_t life =
+      atomic_load(&p->m->progress) + atomic_load(&p->m->counter.ios);
   for (;;) {
     struct pollfd pf = {.fd = p->sock, .events = POLLIN};
     int n = poll(&pf, 1, 50);
@@ -208,6 +336,7 @@ static int await(dp_prober_t *p, const atomic_int *stop, dp_io_counter_t *c,
       ssize_t r = read(p->sock, &a, 1);
       if (r == 1) {
         p->busy = 0;
+        p->answer = a;
         return 0;
       }
       if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
@@ -221,11 +350,17 @@ static int await(dp_prober_t *p, const atomic_int *stop, dp_io_counter_t *c,
       return -EPIPE;
     }
     uint64_t now = dp_now_ns();
+    uint64_t l = atomic_load(&p->m->progress) + atomic_load(&p->m->counter.ios);
+    if (l != life) {
+      life = l;
+      moved = now;
+    }
     if (stop != NULL && stop_by == 0 && atomic_load(stop)) {
       atomic_store(&p->m->stop, 1);
       stop_by = now + DP_PROBER_GRACE_NS;
     }
-    if ((deadline_ns && now >= deadline_ns) || (stop_by && now >= stop_by))
+    if ((deadline_ns && now >= deadline_ns) || (stop_by && now >= stop_by) ||
+        (idle_ns && now - moved >= idle_ns))
       return -ETIMEDOUT;
   }
 }
@@ -235,7 +370,7 @@ static int await(dp_prober_t *p, const atomic_int *stop, dp_io_counter_t *c,
 static int send_op(dp_prober_t *p, char op) {
   if (p->dead)
     return -EPIPE;
-  if (p->busy && await(p, NULL, NULL, dp_now_ns() + 1) == -ETIMEDOUT)
+  if (p->busy && await(p, NULL, NULL, dp_now_ns() + 1, 0) == -ETIMEDOUT)
     return -EBUSY;
   if (p->dead)
     return -EPIPE;
@@ -251,29 +386,98 @@ static int send_op(dp_prober_t *p, char op) {
   return 0;
 }
 
+static const char *op_name(char op) {
+  switch (op) {
+  case OP_OPEN:
+    return "the open";
+  case OP_ENGINE:
+    return "the AIO set-up";
+  case OP_RUN:
+    return "a probe";
+  case OP_REAP:
+    return "a reap";
+  case OP_RELEASE:
+    return "giving back its buffers";
+  case OP_VERIFY:
+    return "the check of the probe file";
+  default:
+    return "a command";
+  }
+}
+
 /* A command and its answer: 0 with the prober's return value in *rc, or
  * the exchange's failure: -EBUSY (an earlier answer is due), -EPIPE (the
- * prober is gone), -ETIMEDOUT (no answer in time; it is due later). */
+ * prober is gone), -ETIMEDOUT (no answer in time; it is due later),
+ * -EBADMSG (an answer to another command: the prober is killed). */
 static int call(dp_prober_t *p, char op, const atomic_int *stop,
-                dp_io_counter_t *c, uint64_t deadline_ns, int *rc) {
+                dp_io_counter_t *c, uint64_t deadline_ns, uint64_t idle_ns,
+                int *rc) {
   if (stop != NULL)
     atomic_store(&p->m->stop, atomic_load(stop));
   int x = send_op(p, op);
   if (x == 0)
-    x = await(p, stop, c, deadline_ns);
+    x = await(p, stop, c, deadline_ns, idle_ns);
+  if (x == 0 && p->answer != op) {
+    snprintf(p->err, sizeof(p->err),
+             "the prober %s (pid %ld) answered %s with another command's "
+             "answer: killed it",
+             p->helper, (long)p->pid, op_name(op));
+    kill_prober(p, DP_PROBER_REAP_NS, NULL, 0);
+    x = -EBADMSG;
+  }
+  if (x == -EPIPE && p->err[0] == '\0') {
+    char how[64];
+    long pid = (long)p->pid;
+    /* reaped now, not left a zombie */
+    kill_prober(p, DP_PROBER_REAP_NS, how, sizeof(how));
+    snprintf(p->err, sizeof(p->err),
+             "the prober %s (pid %ld) ended during %s (%s; killed?)", p->helper,
+             pid, op_name(op), how[0] ? how : "gone");
+  }
   *rc = x == 0 ? p->m->rc : x;
   return x;
 }
 
-static void gone(dp_target_t *t, int rc) {
-  snprintf(t->err, sizeof(t->err), "%s",
-           rc == -EPIPE ? "the prober process ended (killed?)"
-                        : "the prober process did not answer");
+/* A command that must be answered in time or the prober is killed: it
+ * does no I/O a disk could hold, or it stopped showing progress. */
+static int call_or_kill(dp_prober_t *p, char op, const atomic_int *stop,
+                        uint64_t deadline_ns, uint64_t idle_ns, int *rc) {
+  uint64_t t0 = dp_now_ns();
+  int x = call(p, op, stop, NULL, deadline_ns, idle_ns, rc);
+  if (x == -ETIMEDOUT) {
+    int stopped = stop != NULL && atomic_load(stop);
+    long pid = (long)p->pid;
+    p->hung = 1;
+    kill_prober(p, DP_PROBER_REAP_NS, NULL, 0);
+    snprintf(p->err, sizeof(p->err),
+             stopped   ? "the prober %s (pid %ld) did not answer %s %.0f s "
+                         "after the stop: killed it"
+             : idle_ns ? "the prober %s (pid %ld) neither answered %s nor "
+                         "made progress for %.0f s (a hung disk, or a broken "
+                         "prober): killed it"
+                       : "the prober %s (pid %ld) did not answer %s within "
+                         "%.0f s: killed it",
+             p->helper, pid, op_name(op),
+             secs(stopped   ? DP_PROBER_GRACE_NS
+                  : idle_ns ? idle_ns
+                            : deadline_ns - t0));
+    *rc = x;
+  }
+  return x;
+}
+
+static void gone(dp_prober_t *p, dp_target_t *t, int rc) {
+  if (p->err[0]) /* the program's path may not all fit */
+    snprintf(t->err, sizeof(t->err), "%.*s", (int)sizeof(t->err) - 1, p->err);
+  else
+    snprintf(t->err, sizeof(t->err), "%s",
+             rc == -EPIPE ? "the prober process ended (killed?)"
+                          : "the prober process did not answer");
 }
 
 int dp_prober_open_target(dp_prober_t *p, const dp_prober_target_t *o,
                           dp_target_t *t) {
-  if (p->sock < 0) {
+  if (p->helper == NULL) {
     dp_layout_conf_t lc = {.stop = o->stop,
                            .rate_bytes_per_s = o->layout_rate_bytes};
     int rc = o->is_device
@@ -283,6 +487,10 @@ int dp_prober_open_target(dp_prober_t *p, const dp_prober_target_t *o,
     if (rc == 0)
       p->target = t;
     return rc;
+  }
+  if (p->dead) {
+    gone(p, t, -EPIPE);
+    return -EPIPE;
   }
   shm_t *m = p->m;
   if (strlen(o->path) >= sizeof(m->path)) {
@@ -295,41 +503,141 @@ int dp_prober_open_target(dp_prober_t *p, const dp_prober_target_t *o,
   m->file_size_bytes = o->file_size_bytes;
   m->layout_rate_bytes = o->layout_rate_bytes;
   m->t = *t; /* what an interrupted layout left (resumed_bytes) */
-  int rc, x = call(p, OP_OPEN, o->stop, NULL, 0, &rc);
+  /* A layout may take long, but shows progress at every chunk and every
+   * pacing sleep: a prober silent for Timeout and a grace is not laying
+   * out (a hung disk holds it, or it is no prober). */
+  uint64_t idle = (o->timeout_ns ? o->timeout_ns : 30 * UINT64_C(1000000000)) +
+                  DP_PROBER_GRACE_NS;
+  int rc, x = call_or_kill(p, OP_OPEN, o->stop, 0, idle, &rc);
   if (x < 0) {
-    gone(t, x);
+    gone(p, t, x);
     return x == -ETIMEDOUT && o->stop && atomic_load(o->stop) ? -ECANCELED : x;
   }
   *t = m->t;
+  t->err[sizeof(t->err) - 1] = '\0';
+  t->path[sizeof(t->path) - 1] = '\0';
+  t->dev_members[sizeof(t->dev_members) - 1] = '\0';
   t->fd = -1; /* the prober's */
   return rc;
 }
 
 int dp_prober_open_engine(dp_prober_t *p, uint32_t max_qd,
                           uint32_t max_block_size) {
-  if (p->sock < 0)
+  if (p->helper == NULL)
     return dp_engine_open(&p->engine, p->target->fd, p->target->align, max_qd,
                           max_block_size);
   p->m->max_qd = max_qd;
   p->m->max_bs = max_block_size;
   int rc;
-  call(p, OP_ENGINE, NULL, NULL, 0, &rc);
+  call_or_kill(p, OP_ENGINE, NULL, dp_now_ns() + DP_PROBER_ANSWER_NS, 0, &rc);
   return rc;
 }
 
+static int finite_nonneg(double v) { return isfinite(v) && v >= 0; }
+
+/*
+ * Whether a prober's result can be true for the job sent, took_ns after it
+ * was sent: 0, or -EBADMSG with the reason in why. Proportionate: what no
+ * device and no engine can produce, not what merely looks unlikely.
+ */
+static int check_result(const dp_job_t *job, const dp_result_t *r,
+                        const dp_hist_t *h, uint64_t took_ns, char *why,
+                        size_t len) {
+  double took = (double)took_ns / 1e9 + 0.5; /* both clocks' slack */
+  /* each queue slot completes at most one I/O per DP_PROBER_MIN_IO_NS */
+  uint64_t most =
+      (uint64_t)job->queue_depth * (took_ns / DP_PROBER_MIN_IO_NS + 1);
+  uint64_t errs = r->err_io + r->err_nospace + r->err_short;
+  const struct {
+    const char *name;
+    double v;
+  } d[] = {{"elapsed", r->elapsed_s},
+           {"IOPS", r->iops},
+           {"bytes/s", r->bytes_per_s},
+           {"latency min", r->lat_min_s},
+           {"latency mean", r->lat_mean_s},
+           {"latency p50", r->lat_p50_s},
+           {"latency p90", r->lat_p90_s},
+           {"latency p99", r->lat_p99_s},
+           {"latency p99.9", r->lat_p999_s},
+           {"latency max", r->lat_max_s},
+           {"achieved queue depth", r->achieved_qd},
+           {"CPU user", r->cpu_user_s},
+           {"CPU system", r->cpu_sys_s},
+           {"wall time", r->wall_s}};
+  if (r->pattern != job->pattern || r->block_size != job->block_size ||
+      r->queue_depth != job->queue_depth) {
+    snprintf(why, len, "a result for another job (BlockSize %u, QueueDepth %u)",
+             r->block_size, r->queue_depth);
+    return -EBADMSG;
+  }
+  for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+    if (!finite_nonneg(d[i].v) &&
+        !(r->ops == 0 && strncmp(d[i].name, "latency", 7) == 0 &&
+          !isnan(d[i].v) && d[i].v >= 0)) {
+      snprintf(why, len, "%s %g", d[i].name, d[i].v);
+      return -EBADMSG;
+    }
+  if (r->wall_s > took || r->elapsed_s > took) {
+    snprintf(why, len, "a probe of %.3g s measured in %.3g s", r->wall_s,
+             took - 0.5);
+    return -EBADMSG;
+  }
+  if (r->ops > most || errs > most || r->err_timeout > most) {
+    snprintf(why, len,
+             "%llu I/Os (%llu failed) in %.3g s at QueueDepth %u: more than "
+             "one every %u ns in each slot",
+             (unsigned long long)r->ops, (unsigned long long)errs, took - 0.5,
+             job->queue_depth, (unsigned)DP_PROBER_MIN_IO_NS);
+    return -EBADMSG;
+  }
+  if (job->max_ops > 0 && r->ops > job->max_ops + job->queue_depth) {
+    snprintf(why, len, "%llu I/Os counted for a job of %llu",
+             (unsigned long long)r->ops, (unsigned long long)job->max_ops);
+    return -EBADMSG;
+  }
+  if (r->bytes != r->ops * job->block_size || h->count != r->ops ||
+      (r->elapsed_s > 0 && fabs(r->iops * r->elapsed_s - (double)r->ops) >
+                               1 + 1e-6 * (double)r->ops)) {
+    snprintf(why, len,
+             "%llu I/Os, %llu bytes, %.6g IOPS over %.6g s and %llu in its "
+             "histogram do not agree",
+             (unsigned long long)r->ops, (unsigned long long)r->bytes, r->iops,
+             r->elapsed_s, (unsigned long long)h->count);
+    return -EBADMSG;
+  }
+  if (r->ops > 0 && (r->lat_max_s > took || (double)h->max_ns / 1e9 > took ||
+                     r->lat_min_s > r->lat_max_s)) {
+    snprintf(why, len, "latencies %.3g..%.3g s in an exchange of %.3g s",
+             r->lat_min_s, r->lat_max_s, took - 0.5);
+    return -EBADMSG;
+  }
+  if ((r->stalled != 0 && r->stalled != 1) || r->first_error > 0) {
+    snprintf(why, len, "stalled %d, first error %d", r->stalled,
+             r->first_error);
+    return -EBADMSG;
+  }
+  return 0;
+}
+
 int dp_prober_run(dp_prober_t *p, const dp_job_t *job, dp_result_t *res) {
-  if (p->sock < 0)
+  if (p->helper == NULL)
     return p->engine ? dp_engine_run(p->engine, job, res) : -EINVAL;
   shm_t *m = p->m;
-  m->job = *job;
+  if (!p->dead)
+    m->job = *job;
   m->job.stop = NULL;
   m->job.counter = NULL;
-  uint64_t deadline = 0;
+  uint64_t deadline = 0, idle = 0;
+  uint64_t timeout =
+      job->timeout_ns ? job->timeout_ns : 30 * UINT64_C(1000000000);
+  uint64_t t0 = dp_now_ns();
   if (job->duration_ns > 0) /* the engine's own Timeout, and a grace */
-    deadline = dp_now_ns() + job->duration_ns +
-               (job->timeout_ns ? job->timeout_ns : 30 * UINT64_C(1000000000)) +
-               DP_PROBER_GRACE_NS;
-  int rc, x = call(p, OP_RUN, job->stop, job->counter, deadline, &rc);
+    deadline = t0 + job->duration_ns + timeout + DP_PROBER_GRACE_NS;
+  else /* no end known: completions at least every Timeout */
+    idle = timeout + DP_PROBER_GRACE_NS;
+  int rc, x = call(p, OP_RUN, job->stop, job->counter, deadline, idle, &rc);
+  uint64_t took = dp_now_ns() - t0;
   if (x == -ETIMEDOUT) { /* stuck in the kernel: a stall */
     memset(res, 0, sizeof(*res));
     res->pattern = job->pattern;
@@ -341,6 +649,15 @@ int dp_prober_run(dp_prober_t *p, const dp_job_t *job, dp_result_t *res) {
     res->hist = NULL;
     p->busy_qd = job->queue_depth;
     return 0;
+  }
+  char why[256];
+  if (x == 0 &&
+      check_result(job, &m->res, &m->hist, took, why, sizeof(why)) < 0) {
+    snprintf(p->err, sizeof(p->err),
+             "the prober %s (pid %ld) sent a result that cannot be true for "
+             "the probe it was given (%s): refused",
+             p->helper, (long)p->pid, why);
+    x = rc = -EBADMSG;
   }
   if (x < 0) {
     memset(res, 0, sizeof(*res));
@@ -354,12 +671,12 @@ int dp_prober_run(dp_prober_t *p, const dp_job_t *job, dp_result_t *res) {
 }
 
 int dp_prober_reap(dp_prober_t *p, uint64_t wait_ns) {
-  if (p->sock < 0)
+  if (p->helper == NULL)
     return p->engine ? dp_engine_reap(p->engine, wait_ns) : 0;
   if (p->dead)
     return 0;    /* its I/O went with it */
   if (p->busy) { /* the answer of a probe that did not answer in time */
-    int rc = await(p, NULL, NULL, dp_now_ns() + (wait_ns ? wait_ns : 1));
+    int rc = await(p, NULL, NULL, dp_now_ns() + (wait_ns ? wait_ns : 1), 0);
     if (rc == -ETIMEDOUT)
       return (int)p->busy_qd;
     if (rc < 0)
@@ -369,24 +686,24 @@ int dp_prober_reap(dp_prober_t *p, uint64_t wait_ns) {
   }
   p->m->wait_ns = wait_ns;
   int rc, x = call(p, OP_REAP, NULL, NULL,
-                   dp_now_ns() + wait_ns + DP_PROBER_GRACE_NS, &rc);
+                   dp_now_ns() + wait_ns + DP_PROBER_GRACE_NS, 0, &rc);
   if (x == -ETIMEDOUT || x == -EBUSY)
     return (int)p->busy_qd;
-  return x == -EPIPE ? 0 : rc;
+  return x == -EPIPE || x == -EBADMSG ? 0 : rc;
 }
 
 int dp_prober_release_buffers(dp_prober_t *p) {
-  if (p->sock < 0)
+  if (p->helper == NULL)
     return p->engine ? dp_engine_release_buffers(p->engine) : 0;
   int rc;
-  call(p, OP_RELEASE, NULL, NULL, 0, &rc);
+  call_or_kill(p, OP_RELEASE, NULL, dp_now_ns() + DP_PROBER_ANSWER_NS, 0, &rc);
   return rc;
 }
 
 unsigned dp_prober_outstanding(const dp_prober_t *p) {
   if (p == NULL)
     return 0;
-  if (p->sock < 0)
+  if (p->helper == NULL)
     return p->engine ? dp_engine_outstanding(p->engine) : 0;
   if (p->dead)
     return 0;
@@ -394,17 +711,18 @@ unsigned dp_prober_outstanding(const dp_prober_t *p) {
 }
 
 int dp_prober_verify(dp_prober_t *p, dp_target_t *t, uint64_t timeout_ns) {
-  if (p->sock < 0)
+  if (p->helper == NULL)
     return dp_target_verify(t);
   int rc, x = call(p, OP_VERIFY, NULL, NULL,
                    dp_now_ns() + (timeout_ns ? timeout_ns : DP_PROBER_GRACE_NS),
-                   &rc);
+                   0, &rc);
   if (x < 0) {
     if (x == -ETIMEDOUT)
       p->busy_qd = 1;
     return x;
   }
-  snprintf(t->err, sizeof(t->err), "%s", p->m->t.err);
+  snprintf(t->err, sizeof(t->err), "%.*s", (int)sizeof(t->err) - 1,
+           p->m->t.err);
   t->no_extent_map = p->m->t.no_extent_map;
   return rc;
 }
@@ -412,7 +730,7 @@ int dp_prober_verify(dp_prober_t *p, dp_target_t *t, uint64_t timeout_ns) {
 void dp_prober_close(dp_prober_t *p, dp_target_t *t) {
   if (p == NULL)
     return;
-  if (p->sock < 0 && p->pid == 0) {
+  if (p->helper == NULL) {
     dp_engine_close(p->engine);
     if (t != NULL)
       dp_target_close(t);
@@ -421,17 +739,19 @@ void dp_prober_close(dp_prober_t *p, dp_target_t *t) {
   }
   if (p->m != NULL)
     atomic_store(&p->m->stop, 1);
-  if (p->sock >= 0)
-    close(p->sock); /* the prober's next read ends it */
-  if (p->pid > 0) {
-    if (p->busy) /* mid-probe or stuck in the kernel: now, not after it */
-      kill(p->pid, SIGKILL);
-    dp_reaper_leave(p->pid); /* reaped now, or once the kernel lets it go */
-  }
+  /* Killed, whatever it does: one that ignores its closed socket (or
+   * never read it) must not outlive us. Mid-probe or stuck in the kernel,
+   * it goes once the kernel lets its I/O go (the reaper's). Not waited
+   * for: its exit may have work to do (the last file of a filesystem
+   * unmounted lazily), and the reaper takes it at the next start. */
+  kill_prober(p, 0, NULL, 0);
+  if (p->errfd >= 0)
+    close(p->errfd);
   if (p->m != NULL)
     munmap(p->m, sizeof(shm_t));
   if (t != NULL)
     t->fd = -1;
+  free(p->helper);
   free(p);
 }
 
@@ -442,7 +762,8 @@ static int serve_one(shm_t *m, char op, dp_engine_t **e) {
   switch (op) {
   case OP_OPEN: {
     dp_layout_conf_t lc = {.stop = &m->stop,
-                           .rate_bytes_per_s = m->layout_rate_bytes};
+                           .rate_bytes_per_s = m->layout_rate_bytes,
+                           .progress = &m->progress};
     if (m->t.fd >= 0 || *e != NULL)
       return -EBUSY; /* one target per prober */
     return m->is_device
@@ -481,6 +802,12 @@ static int serve_one(shm_t *m, char op, dp_engine_t **e) {
 }
 
 int dp_prober_serve(int shm_fd, int sock) {
+  return dp_prober_serve_with(shm_fd, sock, NULL, NULL);
+}
+
+int dp_prober_serve_with(int shm_fd, int sock,
+                         void (*after)(char op, dp_result_t *res, void *arg),
+                         void *arg) {
   struct stat st;
   if (fstat(shm_fd, &st) < 0 || st.st_size < (off_t)sizeof(shm_t) ||
       fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))
@@ -506,6 +833,8 @@ int dp_prober_serve(int shm_fd, int sock) {
     } else {
       m->rc = serve_one(m, op, &e);
       m->outstanding = e ? dp_engine_outstanding(e) : 0;
+      if (after != NULL)
+        after(op, &m->res, arg);
     }
     if (write(sock, &op, 1) != 1)
       break;

@@ -44,6 +44,16 @@ void dp_reaper_poll(void) {
   pthread_mutex_unlock(&lock);
 }
 
+int dp_reaper_holds(pid_t pid) {
+  int held = 0;
+  pthread_mutex_lock(&lock);
+  poll_locked();
+  for (size_t i = 0; i < nkept; i++)
+    held |= kept[i] == pid;
+  pthread_mutex_unlock(&lock);
+  return held;
+}
+
 unsigned dp_reaper_kept(void) {
   pthread_mutex_lock(&lock);
   unsigned n = (unsigned)nkept;

@@ -24,6 +24,10 @@ void dp_reaper_leave(pid_t pid);
 /* Reaps every kept child that has exited. */
 void dp_reaper_poll(void);
 
+/* 1 if pid is kept (left here and not yet exited), after reaping those
+ * that have. */
+int dp_reaper_holds(pid_t pid);
+
 /* How many children are kept (not yet exited). */
 unsigned dp_reaper_kept(void);
 

@@ -34,6 +34,7 @@ typedef struct {
   size_t index;
   dp_target_t t;
   dp_prober_t *prober; /* non-NULL exactly while the target is open */
+  long held_pid;       /* its last prober, killed, still held by the kernel */
   dev_t home_dev;      /* st_dev of the first successful open of a Path */
   uint64_t next_due_ns, interval_ns, rounds;
   double scale;            /* of each probe's Duration: DutyCycle's budget */
@@ -484,7 +485,10 @@ static void target_reset(target_t *t);
 /* Closes the target and its prober (out of process, whatever the kernel
  * still holds). */
 static void target_close(target_t *t) {
+  long pid = dp_prober_hung(t->prober) ? dp_prober_pid(t->prober) : 0;
   dp_prober_close(t->prober, &t->t);
+  if (pid > 0 && dp_reaper_holds((pid_t)pid))
+    t->held_pid = pid;
   t->prober = NULL;
   dp_target_close(&t->t);
 }
@@ -520,9 +524,25 @@ static int target_open(dp_sched_t *s, worker_t *w, target_t *t) {
                           .file_size_bytes = t->conf.file_size_bytes,
                           .writable = writes,
                           .layout_rate_bytes = t->conf.layout_rate_bytes,
-                          .stop = &s->stop};
-  char perr[PATH_MAX + 128];
-  rc = dp_prober_start(&t->prober, s->c.prober, perr, sizeof(perr));
+                          .stop = &s->stop,
+                          .timeout_ns = t->conf.timeout_ns};
+  char perr[PATH_MAX + 384];
+  /* One prober per target at most in the kernel's hands: one killed on a
+   * hung disk (an open that never answered) stays until its I/O returns;
+   * another would only join it. */
+  if (t->held_pid > 0 && dp_reaper_holds((pid_t)t->held_pid)) {
+    snprintf(perr, sizeof(perr),
+             "its last prober (pid %ld), killed when it did not answer, is "
+             "still held by the kernel (I/O on a hung disk?): not starting "
+             "another until it exits",
+             t->held_pid);
+    open_failed(s, t, -EBUSY, perr);
+    return 0;
+  }
+  t->held_pid = 0;
+  rc = dp_prober_start(&t->prober, s->c.prober, &s->stop, perr, sizeof(perr));
+  if (rc == -ECANCELED)
+    return 0; /* shutting down: not a failure to report */
   if (rc < 0) {
     open_failed(s, t, rc, perr);
     return 0;
@@ -554,8 +574,12 @@ static int target_open(dp_sched_t *s, worker_t *w, target_t *t) {
       max_bs = p->block_size;
   }
   if ((rc = dp_prober_open_engine(t->prober, max_qd, max_bs)) < 0) {
-    char msg[128];
-    snprintf(msg, sizeof(msg), "cannot set up AIO: %s", strerror(-rc));
+    char msg[PATH_MAX + 256];
+    if (dp_prober_error(t->prober)[0])
+      snprintf(msg, sizeof(msg), "cannot set up AIO: %s",
+               dp_prober_error(t->prober));
+    else
+      snprintf(msg, sizeof(msg), "cannot set up AIO: %s", strerror(-rc));
     target_close(t);
     open_failed(s, t, rc, msg);
     return 0;
@@ -741,9 +765,12 @@ static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t,
     dp_sched_event_t ev = event_of(s, DP_SCHED_PROBE_FAILED, t);
     ev.probe_name = ps->conf.name;
     ev.err = rc;
-    ev.msg = rc == -EPIPE     ? "the prober process ended (killed?)"
-             : job.block_size ? strerror(-rc)
-                              : err;
+    const char *why = dp_prober_error(t->prober);
+    ev.msg = (rc == -EPIPE || rc == -EBADMSG) && why[0] ? why
+             : rc == -EPIPE                             ? "the prober process "
+                                                          "ended (killed?)"
+             : job.block_size                           ? strerror(-rc)
+                                                        : err;
     emit(s, &ev);
   }
   return rc;

@@ -4,7 +4,10 @@
  * in process: the same probe either way, the live counter, a stop, a file
  * replaced under the prober, a prober killed mid-life, a program that is
  * missing or is no prober, what the prober holds (its descriptors), and
- * the reaper of children left behind (reaper.h).
+ * the reaper of children left behind (reaper.h); and programs that
+ * misbehave: one that never answers the handshake, is stopped during it,
+ * exits at once saying why, answers the handshake and then never the open,
+ * or forges its results (tests/fakes/fake_prober).
  * The hung disk that motivates the prober is the fault matrix's case
  * (tests/shell/fault_matrix.sh: collectd exits while a throttled device
  * still holds 32 reads).
@@ -37,6 +40,7 @@
 #include "reaper.h"
 
 #define HELPER "src/cli/diskprobe-prober"
+#define FAKE "tests/fakes/fake_prober"
 
 static char dir[64], path[128];
 
@@ -62,7 +66,7 @@ static dp_prober_t *open_one(const char *helper, dp_target_t *t,
   char err[512];
   memset(t, 0, sizeof(*t));
   t->fd = -1;
-  int rc = dp_prober_start(&p, helper, err, sizeof(err));
+  int rc = dp_prober_start(&p, helper, NULL, err, sizeof(err));
   if (rc < 0)
     fail_msg("start: %s", err);
   dp_prober_target_t o = {
@@ -130,7 +134,7 @@ static void test_run_both_ways(void **state) {
         dp_prober_t *q;
         char err[256];
         /* a start reaps what was left */
-        assert_int_equal(dp_prober_start(&q, NULL, err, sizeof(err)), 0);
+        assert_int_equal(dp_prober_start(&q, NULL, NULL, err, sizeof(err)), 0);
         dp_prober_close(q, NULL);
         usleep(10000);
       }
@@ -139,6 +143,7 @@ static void test_run_both_ways(void **state) {
   }
 }
 
+static void *stop_soon(void *arg);
 static atomic_int stop_flag;
 static void *stop_soon(void *arg) {
   (void)arg;
@@ -212,14 +217,161 @@ static void test_bad_program(void **state) {
   (void)state;
   dp_prober_t *p = (dp_prober_t *)1;
   char err[512];
-  assert_int_equal(
-      dp_prober_start(&p, "/nonexistent/diskprobe-prober", err, sizeof(err)),
-      -ENOENT);
+  assert_int_equal(dp_prober_start(&p, "/nonexistent/diskprobe-prober", NULL,
+                                   err, sizeof(err)),
+                   -ENOENT);
   assert_null(p);
   assert_non_null(strstr(err, "/nonexistent/diskprobe-prober"));
-  assert_int_equal(dp_prober_start(&p, "/bin/true", err, sizeof(err)), -EPIPE);
+  assert_int_equal(dp_prober_start(&p, "/bin/true", NULL, err, sizeof(err)),
+                   -EPIPE);
   assert_null(p);
   assert_non_null(strstr(err, "ended at once"));
+}
+
+/* Writes dir/NAME, a shell script with body, executable; its path in out. */
+static void script(const char *name, const char *body, char *out, size_t len) {
+  snprintf(out, len, "%s/%s", dir, name);
+  FILE *f = fopen(out, "w");
+  assert_non_null(f);
+  fprintf(f, "#!/bin/sh\n%s\n", body);
+  fclose(f);
+  assert_int_equal(chmod(out, 0700), 0);
+}
+
+/* The pid a script wrote into dir/pid (it echoes $$), or 0. */
+static pid_t script_pid(void) {
+  char pp[160];
+  snprintf(pp, sizeof(pp), "%s/pid", dir);
+  FILE *f = fopen(pp, "r");
+  long pid = 0;
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &pid) != 1)
+      pid = 0;
+    fclose(f);
+  }
+  return (pid_t)pid;
+}
+
+/* A program that never answers the handshake: the start fails within
+ * DP_PROBER_HELLO_NS (and a little), saying so and naming the program, and
+ * the program is killed and reaped (not even a zombie is left). */
+static void test_hello_deadline(void **state) {
+  (void)state;
+  char prog[192], err[1024], body[256];
+  snprintf(body, sizeof(body),
+           "echo $$ > %s/pid; echo starting >&2; exec sleep 1000", dir);
+  script("silent", body, prog, sizeof(prog));
+  dp_prober_t *p = (dp_prober_t *)1;
+  uint64_t t0 = dp_now_ns();
+  assert_int_equal(dp_prober_start(&p, prog, NULL, err, sizeof(err)),
+                   -ETIMEDOUT);
+  double secs = (double)(dp_now_ns() - t0) / 1e9;
+  print_message("  no handshake: failed after %.2f s: %s\n", secs, err);
+  assert_null(p);
+  assert_true(secs < 8);
+  assert_non_null(strstr(err, prog));
+  assert_non_null(strstr(err, "did not answer the handshake within 5 s"));
+  assert_non_null(strstr(err, "it said \"starting\""));
+  pid_t pid = script_pid();
+  assert_true(pid > 0);
+  assert_int_equal(kill(pid, 0), -1); /* reaped: not even a zombie */
+  assert_int_equal(errno, ESRCH);
+}
+
+/* The same program, and the daemon stopping meanwhile: the start ends
+ * within DP_PROBER_GRACE_NS of the stop, -ECANCELED. */
+static void test_hello_stop(void **state) {
+  (void)state;
+  char prog[192], err[1024], body[256];
+  snprintf(body, sizeof(body), "echo $$ > %s/pid; exec sleep 1000", dir);
+  script("silent", body, prog, sizeof(prog));
+  atomic_store(&stop_flag, 0);
+  pthread_t th;
+  pthread_create(&th, NULL, stop_soon, NULL);
+  dp_prober_t *p;
+  uint64_t t0 = dp_now_ns();
+  assert_int_equal(dp_prober_start(&p, prog, &stop_flag, err, sizeof(err)),
+                   -ECANCELED);
+  pthread_join(th, NULL);
+  double secs = (double)(dp_now_ns() - t0) / 1e9;
+  print_message("  stopped during the handshake: %.2f s\n", secs);
+  assert_true(secs < 4);
+  assert_int_equal(kill(script_pid(), 0), -1);
+}
+
+/* A program that exits at once says why on its standard error: the
+ * cause names its exit status and quotes its first line, bounded. */
+static void test_exit_last_words(void **state) {
+  (void)state;
+  char prog[192], err[1024];
+  script("dies",
+         "echo 'error while loading shared libraries: libaio.so.1'; "
+         "echo 'error while loading shared libraries: libaio.so.1' >&2; "
+         "head -c 3000 /dev/zero | tr '\\0' x >&2; exit 127",
+         prog, sizeof(prog));
+  dp_prober_t *p;
+  assert_int_equal(dp_prober_start(&p, prog, NULL, err, sizeof(err)), -EPIPE);
+  print_message("  %s\n", err);
+  assert_non_null(strstr(err, "ended at once (exit status 127)"));
+  assert_non_null(
+      strstr(err, "it said \"error while loading shared libraries: libaio"));
+  assert_true(strlen(err) < sizeof(err) - 1);
+}
+
+/* A copy of the fake prober named fake-prober-MODE, in dir; its path in
+ * out. */
+static void fake(const char *mode, char *out, size_t len) {
+  snprintf(out, len, "%s/fake-prober-%s", dir, mode);
+  char cmd[512];
+  snprintf(cmd, sizeof(cmd), "cp %s %s", FAKE, out);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* A prober that answers the handshake, then never the open (and makes no
+ * progress): the open fails within the target's Timeout and a grace, the
+ * prober is killed and reaped. */
+static void test_open_silent(void **state) {
+  (void)state;
+  char prog[192], err[512];
+  fake("stall", prog, sizeof(prog));
+  dp_prober_t *p;
+  if (dp_prober_start(&p, prog, NULL, err, sizeof(err)) < 0)
+    fail_msg("start: %s", err);
+  pid_t pid = (pid_t)dp_prober_pid(p);
+  dp_target_t t;
+  memset(&t, 0, sizeof(t));
+  t.fd = -1;
+  dp_prober_target_t o = {
+      .path = path, .file_size_bytes = 4u << 20, .timeout_ns = DP_NS_PER_S};
+  uint64_t t0 = dp_now_ns();
+  assert_int_equal(dp_prober_open_target(p, &o, &t), -ETIMEDOUT);
+  double secs = (double)(dp_now_ns() - t0) / 1e9;
+  print_message("  open: %.2f s: %s\n", secs, t.err);
+  assert_true(secs < 6);
+  assert_non_null(strstr(t.err, "neither answered the open nor made progress"));
+  assert_int_equal(kill(pid, 0), -1);
+  assert_int_equal(dp_prober_outstanding(p), 0);
+  dp_prober_close(p, &t);
+}
+
+/* A prober that forges its results (a million times the I/Os it did, a
+ * negative latency): refused, -EBADMSG with the cause, nothing counted. */
+static void test_forged(void **state) {
+  (void)state;
+  char prog[192];
+  fake("forge", prog, sizeof(prog));
+  dp_target_t t;
+  dp_prober_t *p = open_one(prog, &t, NULL);
+  dp_job_t j = job_of(&t, 0, 200 * DP_NS_PER_MS);
+  dp_result_t r;
+  assert_int_equal(dp_prober_run(p, &j, &r), -EBADMSG);
+  print_message("  %s\n", dp_prober_error(p));
+  assert_non_null(strstr(dp_prober_error(p), "cannot be true"));
+  assert_non_null(strstr(dp_prober_error(p), prog));
+  assert_int_equal(r.ops, 0);
+  assert_int_equal(r.stalled, 0);
+  assert_null(r.hist);
+  dp_prober_close(p, &t);
 }
 
 /* The prober holds its page, its socket and the probe file: none of the
@@ -248,6 +400,8 @@ static void test_descriptors(void **state) {
     l[k > 0 ? k : 0] = '\0';
     if (strcmp(l, "/dev/null") == 0 && atoi(e->d_name) > 2)
       has_extra = 1;
+    if (strcmp(e->d_name, "1") == 0) /* its output is not the daemon's */
+      assert_string_equal(l, "/dev/null");
   }
   closedir(dp);
   print_message("  the prober holds %d descriptors\n", n);
@@ -288,7 +442,7 @@ static void test_reaper(void **state) {
 }
 
 int main(void) {
-  if (access(HELPER, X_OK) != 0) {
+  if (access(HELPER, X_OK) != 0 || access(FAKE, X_OK) != 0) {
     fprintf(stderr, "test_prober: %s not built\n", HELPER);
     return 1;
   }
@@ -299,6 +453,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_killed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_program, setup, teardown),
       cmocka_unit_test_setup_teardown(test_descriptors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hello_deadline, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hello_stop, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_exit_last_words, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_open_silent, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged, setup, teardown),
       cmocka_unit_test(test_reaper),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
