@@ -70,7 +70,7 @@ confd=/etc/collectd/collectd.conf.d
 ex=/usr/share/doc/diskprobe/examples
 notify_sh=/usr/local/lib/collectd/diskprobe_notify.sh
 state=/var/lib/collectd/diskprobe-health.state
-for p in /var/lib/diskprobe "$state" "$notify_sh" /var/log/collectd.log "$confd/diskprobe_targets.conf" \
+for p in /var/lib/diskprobe "$state" "$notify_sh" /var/log/collectd.log /var/log/diskprobe "$confd/diskprobe_targets.conf" \
   "$confd/prometheus.conf" "$confd/health-notify-exec.conf" "$confd/logfile.conf"; do
   [ -e "$p" ] && skip "$p exists already: not overwriting it"
 done
@@ -152,7 +152,7 @@ purge_pkg() {
 restore() { # everything this test put on the machine goes, in this order
   purge_pkg
   rm -f "$confd/diskprobe_targets.conf" "$confd/prometheus.conf" "$confd/health-notify-exec.conf" \
-    "$confd/logfile.conf" "$notify_sh" /var/log/collectd.log
+    "$confd/logfile.conf" "$notify_sh" /var/log/collectd.log /var/log/diskprobe
   [ -n "$made_notify_dir" ] && rmdir /usr/local/lib/collectd 2>/dev/null
   case $collectd_before in
   '' | not-installed)
@@ -313,8 +313,14 @@ cat >"$confd/diskprobe_targets.conf" <<CONF
   </Target>
 </Plugin>
 CONF
-(cd "$confd" && cp "$ex/prometheus.conf" . && cp "$ex/health-notify-exec.conf" . && cp "$ex/logfile.conf" . &&
-  install -D -m 0755 "$ex/diskprobe_notify.sh" "$notify_sh") || die "the README's copy steps failed"
+(cd "$confd" && cp "$ex/prometheus.conf" . && cp "$ex/logfile.conf" . &&
+  install -D -m 0755 "$ex/diskprobe_notify.sh" "$notify_sh" &&
+  install -d -o nobody -m 0750 /var/log/diskprobe && cp "$ex/health-notify-exec.conf" .) ||
+  die "the README's copy steps failed"
+# a syslog socket for the stand-in logger (this host may have no syslog
+# daemon: then the script writes its --file copy alone)
+python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' "$tmp/log.sock" &&
+  chmod 0666 "$tmp/log.sock" || die "cannot make a unix socket"
 conf=/etc/collectd/collectd.conf
 collectd -t -C "$conf" >"$tmp/check.out" 2>&1 && pass "collectd -t accepts $conf with the drop-ins" ||
   { cat "$tmp/check.out"; fail "collectd -t refused $conf with the drop-ins"; }
@@ -322,7 +328,8 @@ host=$(hostname -f)
 rrd=/var/lib/collectd/rrd/$host/diskprobe-pkg
 metrics_ok=1
 ss -ltn 2>/dev/null | grep -q '[:.]9103 ' && { echo "SKIP: /metrics (port 9103 is taken on this machine)"; metrics_ok=; }
-DISKPROBE_NOTIFY_PATH="$tmp/bin:/usr/bin:/bin" collectd -f -C "$conf" >"$tmp/collectd.out" 2>&1 &
+DISKPROBE_NOTIFY_PATH="$tmp/bin:/usr/bin:/bin" DISKPROBE_NOTIFY_SOCKET="$tmp/log.sock" \
+  collectd -f -C "$conf" >"$tmp/collectd.out" 2>&1 &
 COLLECTD_PID=$!
 register_pid "$COLLECTD_PID"
 scraped() { curl -s 127.0.0.1:9103/metrics 2>/dev/null | grep diskprobe >"$tmp/metrics" && grep -q 'diskprobe="pkg"' "$tmp/metrics"; }
@@ -356,6 +363,9 @@ msg=$(grep -m1 'type=health rule=ceiling' "$tmp/notified")
 grep -q -- "^-t diskprobe -p daemon.warning -- diskprobe\[WARNING\] host=$host target=pkg type=health rule=ceiling: " <<<"$msg" &&
   pass "notification route: collectd -> exec -> diskprobe_notify.sh -> logger: $msg" ||
   fail "no health WARNING (rule ceiling) through diskprobe_notify.sh: '$(head -3 "$tmp/notified")'"
+grep -q "Z diskprobe\[WARNING\] host=$host target=pkg type=health rule=ceiling: " /var/log/diskprobe/notifications.log 2>/dev/null &&
+  pass "and its copy in /var/log/diskprobe/notifications.log (--file, as nobody)" ||
+  fail "no WARNING in /var/log/diskprobe/notifications.log: $(head -c 300 /var/log/diskprobe/notifications.log 2>&1)"
 grep -q 'Notification: severity = WARNING, host = .*plugin = diskprobe, plugin_instance = pkg, type = health, type_instance = ceiling' /var/log/collectd.log &&
   pass "logfile.conf: the notification is in /var/log/collectd.log" || fail "no health notification in /var/log/collectd.log"
 if "/usr/bin/diskprobe-rrd-graphs" /var/lib/collectd/rrd "$tmp/graphs" >"$tmp/graphs.out" 2>&1 &&
@@ -393,7 +403,9 @@ $confd/prometheus.conf
 $confd/health-notify-exec.conf
 $confd/logfile.conf
 $notify_sh
-/var/log/collectd.log"
+/var/log/collectd.log
+/var/log/diskprobe
+/var/log/diskprobe/notifications.log"
 left=0 kept=0
 while read -r p; do
   [ -n "$p" ] || continue
@@ -417,9 +429,10 @@ ls -d /var/lib/collectd/rrd/*/diskprobe-* >"$tmp/rrd-left" 2>/dev/null
 grep -qxF "$rrd" "$tmp/rrd-left" && [ -n "$(ls "$rrd")" ] &&
   pass "RRD files remain: $(tr '\n' ' ' <"$tmp/rrd-left")" || fail "the purge removed $rrd (the README says it remains)"
 dp_paths | grep -vxFf "$tmp/dp-before" | grep -v '^/var/lib/collectd/rrd/[^/]*/diskprobe-[^/]*$' |
-  grep -vxF -e "$confd/diskprobe_targets.conf" -e "$notify_sh" >"$tmp/unlisted"
+  grep -vxF -e "$confd/diskprobe_targets.conf" -e "$notify_sh" -e /var/log/diskprobe \
+    -e /var/log/diskprobe/notifications.log >"$tmp/unlisted"
 [ -s "$tmp/unlisted" ] && fail "left after the purge and not in the README's list: $(tr '\n' ' ' <"$tmp/unlisted")" ||
-  pass "after the purge exactly the README's list remains: RRD directories, the copied drop-ins, $notify_sh, /var/log/collectd.log"
+  pass "after the purge exactly the README's list remains: RRD directories, the copied drop-ins, $notify_sh, /var/log/collectd.log, /var/log/diskprobe"
 
 # ---- the machine as it was ---------------------------------------------------
 restore

@@ -60,14 +60,16 @@ complaints() { cat "$1.t.out" "$1.T.out" "$2" 2>/dev/null | grep -Ei 'unknown|fa
 parse_check() { # parse_check EXAMPLE
   local n=${1%.conf}
   mkdir -p "$d/$n"
-  { head_conf "$n"; echo "Include \"$ex/$1\""; } >"$d/$n/collectd.conf"
+  # the example as shipped, but a File it names goes to this test's directory
+  sed "s|^\(  File \"\)[^\"]*|\1$d/$n/file.log|" "$ex/$1" >"$d/$n/example.conf"
+  { head_conf "$n"; echo "Include \"$d/$n/example.conf\""; } >"$d/$n/collectd.conf"
   if config_ok "$d/$n/collectd.conf" "$d/$n/collectd.log"; then
     pass "$1: collectd -t and -T accept it inside a full config, no complaint logged"
   else
     fail "$1: refused: $(complaints "$d/$n/collectd.conf" "$d/$n/collectd.log")"
   fi
   # The same with its first option misspelt must be caught: the check can fail.
-  sed '/^<Plugin /,/^<\/Plugin>/{/^  [A-Z]/{s/^  \([A-Za-z]*\)/  \1Typo/;:a;n;ba}}' "$ex/$1" >"$d/$n/bad.conf"
+  sed '/^<Plugin /,/^<\/Plugin>/{/^  [A-Z]/{s/^  \([A-Za-z]*\)/  \1Typo/;:a;n;ba}}' "$d/$n/example.conf" >"$d/$n/bad.conf"
   { head_conf "$n"; echo "Include \"$d/$n/bad.conf\""; } >"$d/$n/bad-full.conf"
   if grep -q 'Typo ' "$d/$n/bad.conf" && ! config_ok "$d/$n/bad-full.conf" "$d/$n/collectd.log"; then
     pass "$1: a misspelt option is caught ($(complaints "$d/$n/bad-full.conf" "$d/$n/collectd.log"))"
