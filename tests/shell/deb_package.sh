@@ -152,7 +152,8 @@ purge_pkg() {
 restore() { # everything this test put on the machine goes, in this order
   purge_pkg
   rm -f "$confd/diskprobe_targets.conf" "$confd/prometheus.conf" "$confd/health-notify-exec.conf" \
-    "$confd/logfile.conf" "$notify_sh" /var/log/collectd.log /var/log/diskprobe
+    "$confd/logfile.conf" "$notify_sh" /var/log/collectd.log
+  rm -rf /var/log/diskprobe # made by this test (it was not there before)
   [ -n "$made_notify_dir" ] && rmdir /usr/local/lib/collectd 2>/dev/null
   case $collectd_before in
   '' | not-installed)
