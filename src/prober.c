@@ -728,6 +728,10 @@ int dp_prober_verify(dp_prober_t *p, dp_target_t *t, uint64_t timeout_ns) {
 }
 
 void dp_prober_close(dp_prober_t *p, dp_target_t *t) {
+  dp_prober_close_by(p, t, 0);
+}
+
+void dp_prober_close_by(dp_prober_t *p, dp_target_t *t, uint64_t deadline_ns) {
   if (p == NULL)
     return;
   if (p->helper == NULL) {
@@ -742,9 +746,11 @@ void dp_prober_close(dp_prober_t *p, dp_target_t *t) {
   /* Killed, whatever it does: one that ignores its closed socket (or
    * never read it) must not outlive us. Mid-probe or stuck in the kernel,
    * it goes once the kernel lets its I/O go (the reaper's). Not waited
-   * for: its exit may have work to do (the last file of a filesystem
-   * unmounted lazily), and the reaper takes it at the next start. */
-  kill_prober(p, 0, NULL, 0);
+   * for unless the caller gives a deadline (a stop): its exit may have
+   * work to do (the last file of a filesystem unmounted lazily), and the
+   * reaper takes it at the next start. */
+  uint64_t now = dp_now_ns();
+  kill_prober(p, deadline_ns > now ? deadline_ns - now : 0, NULL, 0);
   if (p->errfd >= 0)
     close(p->errfd);
   if (p->m != NULL)

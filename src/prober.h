@@ -152,6 +152,12 @@ int dp_prober_verify(dp_prober_t *p, dp_target_t *t, uint64_t timeout_ns);
  * (once the kernel lets its I/O go). NULL is allowed. */
 void dp_prober_close(dp_prober_t *p, dp_target_t *t);
 
+/* The same, but a killed prober is waited for until deadline_ns
+ * (CLOCK_MONOTONIC) at most, so that its file lock is gone when the
+ * caller exits (a stop: the next process on the same probe file must not
+ * find it held); one that has not exited by then is the reaper's. */
+void dp_prober_close_by(dp_prober_t *p, dp_target_t *t, uint64_t deadline_ns);
+
 /* 1 when the prober was killed for not answering in time (it may be
  * stuck in the kernel on a hung disk: see the reaper). */
 int dp_prober_hung(const dp_prober_t *p);

@@ -1332,6 +1332,9 @@ void dp_sched_free(dp_sched_t *s) {
   dp_sched_stop(s);
   if (s->leaked)
     return; /* a stuck worker and the kernel still use this memory */
+  /* the probers killed here are waited for 0.5 s at most in all, so that
+   * the next process on the same probe files does not find them held */
+  uint64_t deadline = dp_now_ns() + 500 * UINT64_C(1000000);
   for (size_t i = 0; i < s->ntargets; i++) {
     target_t *t = &s->targets[i];
     /* An engine with I/O outstanding would block in io_destroy. A probe
@@ -1342,7 +1345,7 @@ void dp_sched_free(dp_sched_t *s) {
       (void)dp_prober_reap(t->prober, 200 * UINT64_C(1000000));
     /* a prober process is left to finish on its own */
     if (dp_prober_outstanding(t->prober) == 0 || dp_prober_pid(t->prober))
-      dp_prober_close(t->prober, &t->t);
+      dp_prober_close_by(t->prober, &t->t, deadline);
     dp_target_close(&t->t);
   }
   sched_free_memory(s);

@@ -57,6 +57,7 @@ rewrite() { # rewrite EXAMPLE NAME: writes $d/NAME/collectd.conf
     -e "s|Port \"9103\"|Port \"$((port + 1))\"|" \
     -e "s|^LoadPlugin syslog|LoadPlugin logfile|; s|^<Plugin syslog>|<Plugin logfile>\n  File \"$w/collectd.log\"|" \
     -e "s|^  NotifyLevel OKAY||" \
+    -e "/^  \(Splay\|DutyCycle\|StateDir\) /d" \
     -e "s|<Plugin diskprobe>|<Plugin diskprobe>\n  Splay false\n  DutyCycle 100\n  StateDir \"$w/var\"|" \
     >"$w/collectd.conf"
   grep -q "LoadPlugin logfile" "$w/collectd.conf" || collectd_logfile "$w/collectd.log" >>"$w/collectd.conf"
