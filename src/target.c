@@ -139,25 +139,30 @@ static int split_path(dp_target_t *t, const char *path, char *dir,
   const char *ext = ".probe";
   size_t el = strlen(ext);
   *is_dir_target = !(n > el && strcmp(path + n - el, ext) == 0);
+  /* each piece fits its buffer (checked above and here: a build whose
+   * inlining hides the bound must not be able to cut one) */
+  int kd, kf;
   if (*is_dir_target) {
-    snprintf(dir, dirlen, "%s", path);
-    snprintf(file, filelen, "%s", DP_PROBE_FILE_NAME);
-    return 0;
+    kd = snprintf(dir, dirlen, "%s", path);
+    kf = snprintf(file, filelen, "%s", DP_PROBE_FILE_NAME);
+  } else {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (strlen(base) > NAME_MAX)
+      return fail(t, -ENAMETOOLONG,
+                  "probe file name is %zu bytes long, more than the %d a file "
+                  "name may have",
+                  strlen(base), NAME_MAX);
+    kf = snprintf(file, filelen, "%s", base);
+    if (slash == NULL)
+      kd = snprintf(dir, dirlen, ".");
+    else if (slash == path)
+      kd = snprintf(dir, dirlen, "/");
+    else
+      kd = snprintf(dir, dirlen, "%.*s", (int)(slash - path), path);
   }
-  const char *slash = strrchr(path, '/');
-  const char *base = slash ? slash + 1 : path;
-  if (strlen(base) > NAME_MAX)
-    return fail(t, -ENAMETOOLONG,
-                "probe file name is %zu bytes long, more than the %d a file "
-                "name may have",
-                strlen(base), NAME_MAX);
-  snprintf(file, filelen, "%s", base);
-  if (slash == NULL)
-    snprintf(dir, dirlen, ".");
-  else if (slash == path)
-    snprintf(dir, dirlen, "/");
-  else
-    snprintf(dir, dirlen, "%.*s", (int)(slash - path), path);
+  if (kd < 0 || (size_t)kd >= dirlen || kf < 0 || (size_t)kf >= filelen)
+    return fail(t, -ENAMETOOLONG, "path too long: %s", path);
   return 0;
 }
 

@@ -52,9 +52,9 @@ core="vocab.c"
 declare -A needs=(
   [fuzz_diskstats]="diskstats.c"
   [fuzz_units]="units.c"
-  [fuzz_conf]="conf.c options.c units.c blockdev.c $core"
+  [fuzz_conf]="conf.c options.c units.c blockdev.c reaper.c clock.c $core"
   [fuzz_health_state]="health.c health_state.c statefile.c reaper.c safepath.c blockdev.c clock.c conf.c options.c units.c $core"
-  [fuzz_failslow_input]="cli/cmd_failslow.c cli/failslow_input.c cli/jsonl.c cli/json_out.c cli/common.c failslow.c conf.c options.c units.c blockdev.c safepath.c $core"
+  [fuzz_failslow_input]="cli/cmd_failslow.c cli/failslow_input.c cli/jsonl.c cli/json_out.c cli/common.c failslow.c conf.c options.c units.c blockdev.c safepath.c reaper.c clock.c $core"
   [fuzz_replay_input]="cli/replay_input.c cli/jsonl.c"
 )
 # The targets compile at once (a clang each; the cores share them), each
