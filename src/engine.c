@@ -3,6 +3,7 @@
 #include "engine.h"
 #include "clock.h"
 #include "rng.h"
+#include "window.h"
 
 #include <errno.h>
 #include <libaio.h>
@@ -22,6 +23,10 @@
 /* io_submit -EAGAIN or -ENOMEM with nothing in flight: retry this often,
  * 1 ms apart. */
 #define EAGAIN_RETRIES 1000
+/* Completion times kept per probe for its rate window (window.h): 512 KiB.
+ * A probe with more counted completions than this (over 65,000 IOPS for
+ * the default half second) is read over the plain window. */
+#define TIMELINE_MAX 65536
 
 struct dp_engine {
   io_context_t ctx;
@@ -37,6 +42,7 @@ struct dp_engine {
   struct iocb **pending; /* iocbs ready to submit */
   struct io_event *events;
   uint64_t *submit_ns; /* per slot */
+  uint64_t *timeline;  /* TIMELINE_MAX completion times (window.h) */
   unsigned char *inflight;
   dp_hist_t hist;
   uint64_t (*now_ns)(void *arg); /* dp_engine_set_clock */
@@ -94,6 +100,7 @@ int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
   e->submit_ns = calloc(max_qd, sizeof(*e->submit_ns));
   e->inflight = calloc(max_qd, 1);
   e->wfilled = calloc(max_qd, sizeof(*e->wfilled));
+  e->timeline = calloc(TIMELINE_MAX, sizeof(*e->timeline));
   /* Address space for the worst case, memory only for what a probe
    * touches: queue_depth pages-rounded blocks, one per slot, reads and
    * writes alike. Reads must not share a buffer: filesystems and targets
@@ -114,7 +121,7 @@ int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
     e->bufs = rc == 0 ? b : NULL;
   }
   if (!e->iocbs || !e->pending || !e->events || !e->submit_ns || !e->inflight ||
-      !e->wfilled || !e->bufs) {
+      !e->wfilled || !e->timeline || !e->bufs) {
     dp_engine_close(e);
     return -ENOMEM;
   }
@@ -155,6 +162,7 @@ void dp_engine_close(dp_engine_t *e) {
   free(e->submit_ns);
   free(e->inflight);
   free(e->wfilled);
+  free(e->timeline);
   if (e->bufs && e->bufs_mapped)
     munmap(e->bufs, e->bufs_len);
   else
@@ -209,7 +217,12 @@ typedef struct {
   uint64_t last_counted; /* valid once res->ops > 0 */
   uint64_t window_end;   /* valid once window_closed */
   int window_closed;
-  int rc; /* what dp_engine_run returns */
+  /* e->timeline[0..tl_n): the window's start, then each counted
+   * completion; tl_drain: the index of the first one not replaced (SIZE_MAX
+   * while all are); tl_full: more than TIMELINE_MAX */
+  size_t tl_n, tl_drain;
+  int tl_full, tl_last_counted; /* the last completion went in */
+  int rc;                       /* what dp_engine_run returns */
   struct rusage ru0;
 } run_t;
 
@@ -350,6 +363,22 @@ static void close_window(run_t *r, uint64_t t) {
   }
 }
 
+/* Keeps a completion time for the rate window (the window's start first). */
+static void timeline_add(dp_engine_t *e, run_t *r, uint64_t now) {
+  if (r->tl_n < TIMELINE_MAX)
+    e->timeline[r->tl_n++] = now;
+  else
+    r->tl_full = 1;
+}
+
+/* The budget is spent: from timeline index `from` on, no completion is
+ * replaced. */
+static void drain_begins(run_t *r, size_t from) {
+  r->phase = PHASE_DRAIN;
+  if (r->tl_drain == SIZE_MAX)
+    r->tl_drain = from;
+}
+
 /* Submits and counts nothing more; the window ends at `now`. */
 static void run_abandon(run_t *r, uint64_t now) {
   r->phase = PHASE_ABANDON;
@@ -393,6 +422,7 @@ static void run_begin(dp_engine_t *e, run_t *r, const dp_job_t *job,
   r->nblocks = job->region_bytes / job->block_size;
   r->seq_next = dp_rng_next(&e->rng) % r->nblocks;
   r->warmup_left = job->queue_depth;
+  r->tl_drain = SIZE_MAX;
   r->timeout_ns = job->timeout_ns ? job->timeout_ns : DEFAULT_TIMEOUT_NS;
   r->scan_every_ns =
       r->timeout_ns / 4 < STALL_SCAN_NS ? r->timeout_ns / 4 : STALL_SCAN_NS;
@@ -441,6 +471,7 @@ static long run_complete(dp_engine_t *e, run_t *r, const struct io_event *ev,
     return -1;
   e->inflight[slot] = 0;
   e->outstanding--;
+  r->tl_last_counted = 0;
   uint64_t lat = now - e->submit_ns[slot];
   long got = (long)ev->res; /* res is unsigned; errors are -errno */
   if (j->counter) {
@@ -459,8 +490,10 @@ static long run_complete(dp_engine_t *e, run_t *r, const struct io_event *ev,
   } else if ((unsigned long)got != j->block_size) {
     res->err_short++;
   } else if (r->warmup_left > 0) {
-    if (--r->warmup_left == 0)
+    if (--r->warmup_left == 0) {
       r->window_start = now;
+      timeline_add(e, r, now);
+    }
   } else if (r->phase != PHASE_ABANDON) {
     /* Counted, also while draining: the window ends at the completion of
      * the last I/O submitted before the budget was spent, as it starts at
@@ -473,6 +506,8 @@ static long run_complete(dp_engine_t *e, run_t *r, const struct io_event *ev,
     dp_hist_record(&e->hist, lat);
     res->ops++;
     r->last_counted = now;
+    timeline_add(e, r, now);
+    r->tl_last_counted = 1;
   }
   return (long)slot;
 }
@@ -494,7 +529,8 @@ static void run_replace(dp_engine_t *e, run_t *r, size_t slot, uint64_t now) {
   uint64_t ahead = (uint64_t)e->outstanding + r->npending;
   ahead = ahead > r->warmup_left ? ahead - r->warmup_left : 0;
   if (time_spent(r, now) || (j->max_ops && res->ops + ahead >= j->max_ops)) {
-    r->phase = PHASE_DRAIN;
+    /* this completion is not replaced */
+    drain_begins(r, r->tl_n - (r->tl_last_counted && r->tl_n > 0));
     return;
   }
   prep_slot(e, r, slot);
@@ -507,7 +543,7 @@ static void run_refill(dp_engine_t *e, run_t *r, uint64_t now) {
     if (stop_asked(r))
       run_abandon(r, now);
     else if (time_spent(r, now))
-      r->phase = PHASE_DRAIN;
+      drain_begins(r, r->tl_n);
   }
   /* Prepared before the budget ran out: submitted and counted. */
   if (r->phase != PHASE_ABANDON && r->npending > 0)
@@ -546,6 +582,27 @@ static void fill_latency(dp_result_t *res, const dp_hist_t *h) {
   res->lat_p999_s = (double)dp_hist_quantile(h, 0.999) / 1e9;
 }
 
+/* A probe that ran its course on a disk that completes I/O in a
+ * throttle's steps: the rate over whole steps (window.h), and what the
+ * disk let through at the start beyond it. */
+static void rate_window(const dp_engine_t *e, run_t *r) {
+  dp_result_t *res = r->res;
+  if (r->tl_full || r->tl_n < 3 || r->warmup_left > 0 || res->stalled ||
+      r->phase == PHASE_ABANDON || res->ops + 1 != r->tl_n)
+    return;
+  dp_window_t w;
+  dp_window_pick(e->timeline, r->tl_n, r->tl_drain, &w);
+  if (!w.stepped)
+    return;
+  const uint64_t *t = e->timeline;
+  res->stepped = 1;
+  res->window_ops = w.last - w.first;
+  res->elapsed_s = (double)(t[w.last] - t[w.first]) / 1e9;
+  double rate = (double)res->window_ops / (double)(t[w.last] - t[w.first]);
+  res->burst_ops = dp_window_burst(t, &w, r->t_start,
+                                   r->job->queue_depth + w.first - 1, rate);
+}
+
 /* finish: fills the window, rates, latency and CPU of the result; returns
  * what dp_engine_run returns. */
 static int run_finish(dp_engine_t *e, run_t *r) {
@@ -560,9 +617,11 @@ static int run_finish(dp_engine_t *e, run_t *r) {
   res->wall_s = (double)(t_end - r->t_start) / 1e9;
   res->elapsed_s = (double)(r->window_end - start) / 1e9;
   res->bytes = res->ops * r->job->block_size;
+  res->window_ops = res->ops;
+  rate_window(e, r);
   if (res->elapsed_s > 0) {
-    res->iops = (double)res->ops / res->elapsed_s;
-    res->bytes_per_s = (double)res->bytes / res->elapsed_s;
+    res->iops = (double)res->window_ops / res->elapsed_s;
+    res->bytes_per_s = res->iops * r->job->block_size;
   }
   fill_latency(res, &e->hist);
   res->achieved_qd = res->iops * res->lat_mean_s;

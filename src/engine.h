@@ -17,10 +17,16 @@
  * new I/O is submitted; the ones in flight are reaped and counted. The
  * measured window runs from the last warm-up completion to the last
  * counted completion: both ends are the completion of the last I/O of a
- * batch submitted at full queue depth, so a device that completes I/O in
- * bursts (a blkio throttle's 100 ms slices) is not under-counted by up to
- * queue_depth - 1 I/Os at the end. With an op budget exactly max_ops I/Os
- * are counted (unless some fail).
+ * batch submitted at full queue depth. With an op budget exactly max_ops
+ * I/Os are counted (unless some fail).
+ *
+ * The rates: over that window, unless the completions came in a kernel
+ * throttle's steps (blk-throttle, cgroup blkio or io.max: a slice's worth
+ * at once, 100 ms apart). Then over whole steps only, leaving out the
+ * early first step with any credit left by earlier I/O and the partial
+ * last one (window.h): the cap within a few percent at a quarter of a
+ * second, where the whole window read 0.94 to 1.56 of it depending on
+ * what ran before. Latencies are of every counted I/O either way.
  *
  * Stalls: an I/O older than `timeout_ns` ends the probe with
  * result.stalled = 1. io_cancel does not work for disk I/O, so the kernel
@@ -90,11 +96,15 @@ typedef struct {
 typedef struct {
   dp_pattern_t pattern;
   uint32_t block_size, queue_depth;
-  uint64_t ops;       /* completed, successful, full-size I/Os counted */
-  uint64_t bytes;     /* ops * block_size */
-  double elapsed_s;   /* measured window */
-  double iops;        /* ops / elapsed_s */
-  double bytes_per_s; /* bytes / elapsed_s */
+  uint64_t ops;        /* completed, successful, full-size I/Os counted */
+  uint64_t bytes;      /* ops * block_size */
+  double elapsed_s;    /* the rate window (above) */
+  uint64_t window_ops; /* the counted I/Os in it: ops, or fewer if stepped */
+  double iops;         /* window_ops / elapsed_s */
+  double bytes_per_s;  /* iops * block_size */
+  int stepped;         /* 1: the rates are over a throttle's whole steps */
+  double burst_ops;    /* stepped: I/Os let through at the start beyond the
+                          rate (credit from earlier I/O), else 0 */
   /* Latency of counted I/Os, seconds: submit to reap. */
   double lat_min_s, lat_mean_s, lat_p50_s, lat_p90_s, lat_p99_s, lat_p999_s,
       lat_max_s;

@@ -153,9 +153,10 @@ int dp_event_log_line(const dp_sched_event_t *ev, char *buf, size_t len) {
   case DP_SCHED_PROBE_SKIPPED:
     snprintf(buf, len,
              "target \"%s\" (%s): probe \"%s\" skipped: a single %s of "
-             "probe \"%s\" took %.3g s (its p50 this round), longer than "
-             "its %.3g s budget; not putting %u more I/Os in flight on a "
-             "disk this slow.",
+             "probe \"%s\" took %.3g s this round (its p50, per queue slot), "
+             "longer than its %.3g s budget; not putting %u more I/Os in "
+             "flight on a disk this slow. It runs next round whatever the "
+             "disk does.",
              tn, path, ev->probe_name,
              ev->result && dp_pattern_writes(ev->result->pattern) ? "write"
                                                                   : "read",

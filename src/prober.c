@@ -29,7 +29,7 @@ extern char **environ;
 
 /* Bumped whenever the shared page changes meaning; its size is checked
  * too. */
-#define PROTOCOL 2
+#define PROTOCOL 3
 
 /* The page the daemon and its prober share. The daemon writes the command's
  * arguments before the command byte and reads the answer after the answer
@@ -597,13 +597,17 @@ static int check_result(const dp_job_t *job, const dp_result_t *r,
     return -EBADMSG;
   }
   if (r->bytes != r->ops * job->block_size || h->count != r->ops ||
-      (r->elapsed_s > 0 && fabs(r->iops * r->elapsed_s - (double)r->ops) >
-                               1 + 1e-6 * (double)r->ops)) {
+      r->window_ops > r->ops || (r->stepped != 0 && r->stepped != 1) ||
+      !finite_nonneg(r->burst_ops) ||
+      (r->elapsed_s > 0 &&
+       fabs(r->iops * r->elapsed_s - (double)r->window_ops) >
+           1 + 1e-6 * (double)r->window_ops)) {
     snprintf(why, len,
-             "%llu I/Os, %llu bytes, %.6g IOPS over %.6g s and %llu in its "
-             "histogram do not agree",
-             (unsigned long long)r->ops, (unsigned long long)r->bytes, r->iops,
-             r->elapsed_s, (unsigned long long)h->count);
+             "%llu I/Os (%llu in the window), %llu bytes, %.6g IOPS over "
+             "%.6g s and %llu in its histogram do not agree",
+             (unsigned long long)r->ops, (unsigned long long)r->window_ops,
+             (unsigned long long)r->bytes, r->iops, r->elapsed_s,
+             (unsigned long long)h->count);
     return -EBADMSG;
   }
   if (r->ops > 0 && (r->lat_max_s > took || (double)h->max_ns / 1e9 > took ||

@@ -27,6 +27,7 @@ typedef struct {
   uint64_t err_io_total, err_short_total, err_timeout_total;
   dp_sched_sample_t *queue; /* queue_len slots, oldest at qhead */
   unsigned qhead, qlen;
+  int skipped; /* skipped last round: runs this one (never two running) */
 } probe_t;
 
 typedef struct {
@@ -712,17 +713,34 @@ typedef struct {
 } round_t;
 
 /* A deep probe that could not complete one I/O per queue slot within its
- * duration at the round's slowest p50 so far of its own kind of I/O (a
+ * duration at the slowest single I/O of its own kind seen this round (a
  * read probe by the reads: a syncwrite's flush says nothing of a read)
- * measures nothing: skipped. */
-static int deep_on_slow_disk(const dp_job_t *job, const round_t *rd) {
-  return job->queue_depth > 1 && job->duration_ns > 0 &&
+ * measures nothing: skipped -- but never two rounds running, so that
+ * every probe is measured at least every other round. */
+static int deep_on_slow_disk(const dp_job_t *job, const round_t *rd,
+                             const probe_t *ps) {
+  return job->queue_depth > 1 && job->duration_ns > 0 && !ps->skipped &&
          rd->single_s[lat_kind(job->pattern)] * 1e9 > (double)job->duration_ns;
 }
 
-static void probe_skip(dp_sched_t *s, target_t *t, const probe_t *ps,
+/* How long a single I/O of r took. A queue-depth-1 probe's p50 is that. A
+ * deep probe's p50 is mostly waiting behind its own queue: at a volume's
+ * rate cap (a throttle holding the I/O until its next slice) its p50 is
+ * the queue's length in time, 0.1 s at 250 IOPS and QD32, while each read
+ * takes microseconds; its time per slot, p50 / achieved depth, is the time
+ * a single I/O holds the disk. */
+static double single_io_s(const dp_result_t *r) {
+  if (r->ops == 0)
+    return 0;
+  if (r->queue_depth <= 1)
+    return r->lat_p50_s;
+  return r->lat_p50_s / (r->achieved_qd > 1 ? r->achieved_qd : 1);
+}
+
+static void probe_skip(dp_sched_t *s, target_t *t, probe_t *ps,
                        const dp_job_t *job, const round_t *rd, dp_result_t *r) {
   int k = lat_kind(job->pattern);
+  ps->skipped = 1;
   memset(r, 0, sizeof(*r));
   r->pattern = job->pattern;
   r->block_size = job->block_size;
@@ -741,18 +759,18 @@ static void probe_skip(dp_sched_t *s, target_t *t, const probe_t *ps,
 /* Runs (or skips) one probe into *r: 0, or -errno when it could not run
  * (said as PROBE_FAILED). A probe that ran and failed returns 0: its
  * result says what went wrong. */
-static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t,
-                         const probe_t *ps, const round_t *rd, dp_result_t *r,
-                         uint64_t *ran_ns) {
+static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t, probe_t *ps,
+                         const round_t *rd, dp_result_t *r, uint64_t *ran_ns) {
   dp_job_t job;
   char err[256];
   dp_probe_conf_t pc = ps->conf; /* its Duration within DutyCycle */
   pc.duration_ns = dp_sched_scaled_ns(pc.duration_ns, t->scale);
   int rc = dp_job_build(&pc, &t->t, t->conf.timeout_ns, &job, err, sizeof(err));
-  if (rc == 0 && deep_on_slow_disk(&job, rd)) {
+  if (rc == 0 && deep_on_slow_disk(&job, rd, ps)) {
     probe_skip(s, t, ps, &job, rd, r);
     return 0;
   }
+  ps->skipped = 0;
   if (rc == 0) {
     job.stop = &s->stop;
     job.counter = &w->issued;
@@ -782,8 +800,8 @@ static void sample_add(dp_sched_t *s, target_t *t, size_t i,
                        const dp_result_t *r, round_t *rd) {
   probe_t *ps = &t->probes[i];
   int k = lat_kind(r->pattern);
-  if (r->ops > 0 && r->lat_p50_s > rd->single_s[k]) {
-    rd->single_s[k] = r->lat_p50_s;
+  if (single_io_s(r) > rd->single_s[k]) {
+    rd->single_s[k] = single_io_s(r);
     rd->single_by[k] = ps->conf.name;
   }
   rd->busy_ns += (uint64_t)(r->wall_s * 1e9);

@@ -38,8 +38,18 @@ static void print_text(const dp_result_t *r, const dp_target_t *t) {
          t->dev.partition ? " on " : "", t->dev.partition ? t->dev.disk : "");
   printf("job        %s, block %s, queue depth %u\n",
          dp_pattern_name(r->pattern), bs, r->queue_depth);
-  printf("ops        %llu in %.3f s\n", (unsigned long long)r->ops,
-         r->elapsed_s);
+  if (r->stepped)
+    printf("ops        %llu; the rate over %llu in %.3f s, whole steps of a "
+           "throttle%s\n",
+           (unsigned long long)r->ops, (unsigned long long)r->window_ops,
+           r->elapsed_s, r->burst_ops >= 1 ? "" : " (no burst at the start)");
+  else
+    printf("ops        %llu in %.3f s\n", (unsigned long long)r->ops,
+           r->elapsed_s);
+  if (r->stepped && r->burst_ops >= 1)
+    printf("burst      %.0f I/Os at the start beyond the rate (credit left "
+           "by earlier I/O)\n",
+           r->burst_ops);
   printf("iops       %.1f\n", r->iops);
   printf("throughput %.2f MiB/s\n", r->bytes_per_s / (1024.0 * 1024.0));
   printf("latency    min %.1f  mean %.1f  p50 %.1f  p90 %.1f  p99 %.1f  "

@@ -158,17 +158,19 @@ static const struct window_case {
   uint64_t submitted;      /* warm-up + replacements */
   uint64_t last_submit_ms; /* the budget is spent one tick later */
   double elapsed_s, wall_s, iops, lat_s;
+  int stepped; /* the rate over whole steps (window.h) */
 } window_cases[] = {
     /* One completion per ms, each I/O taking 4 ms (1000 IOPS). Warm-up
      * completions at 1..4 ms open the window at 4 ms; the completion at
      * 104 ms spends the budget; the 3 I/Os submitted at 101..103 ms drain
      * at 105..107 ms: window 4..107 ms, 100 + 3 counted. */
-    {"steady", MS, 1, 103, 4 + 4 + 99, 103, 0.103, 0.107, 1000.0, 0.004},
+    {"steady", MS, 1, 103, 4 + 4 + 99, 103, 0.103, 0.107, 1000.0, 0.004, 0},
     /* Bursts (a throttle's slices): all 4 in flight complete together
-     * every 10 ms (400 IOPS). Both window ends are the completion of a full
-     * batch (10 ms and 110 ms), so the last batch is counted whole and the
-     * rate is exact, not under-counted by 3 I/Os. */
-    {"bursty", 10 * MS, 0, 40, 11 * 4, 100, 0.100, 0.110, 400.0, 0.010},
+     * every 10 ms (400 IOPS). The window ends at 10 ms and 110 ms (a full
+     * batch each), 40 counted; the rate is over whole steps, from the
+     * first after the warm-up (20 ms) to the last (110 ms): 36 I/Os in
+     * 90 ms, exact. */
+    {"bursty", 10 * MS, 0, 40, 11 * 4, 100, 0.090, 0.110, 400.0, 0.010, 1},
 };
 
 static void test_duration_window(void **state) {
@@ -187,6 +189,10 @@ static void test_duration_window(void **state) {
     EXPECT_NEAR(r.elapsed_s, c->elapsed_s, "elapsed_s");
     EXPECT_NEAR(r.wall_s, c->wall_s, "wall_s (start .. last drain)");
     EXPECT_NEAR(r.iops, c->iops, "iops (the device's true rate)");
+    EXPECT_EQ(r.stepped, c->stepped, "stepped");
+    EXPECT_EQ(r.window_ops,
+              c->stepped ? (uint64_t)(c->iops * c->elapsed_s + 0.5) : c->ops,
+              "I/Os in the rate window");
     EXPECT_EQ(fake_aio.submitted, c->submitted, "I/Os submitted");
     EXPECT_EQ(fake_aio.completed, c->submitted, "I/Os completed");
     EXPECT_EQ((fake_aio.last_submit_ns - FAKE_T0) / MS, c->last_submit_ms,

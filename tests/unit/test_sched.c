@@ -587,6 +587,64 @@ static void test_deep_read_not_judged_by_writes(void **state) {
   dp_sched_free(s);
 }
 
+/* A throttle's queueing: a deep probe's I/Os wait 30 ms in a queue and
+ * then complete all at once (a rate cap's slice), while a single read
+ * takes no time. Its p50 of 30 ms is its queue's length in time, not a
+ * slow read: the next deep probe, whose budget is 20 ms, still runs. */
+static void deep_queue_waits(void) {
+  fake_aio.delay_ns = fake_aio.qn >= 1 ? 30000000 : 0; /* deep: queued */
+}
+
+static void test_queueing_is_no_slow_read(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("capped", "a", 0, "10", "5");
+  add_probe(&t, "q8", "randread", "8", NULL, "0.1");
+  add_probe(&t, "deep", "randread", "8", NULL, "0.02");
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  fake_aio.on_submit = deep_queue_waits;
+  dp_sched_step(s, 0, 0);
+  fake_aio.on_submit = NULL;
+  fake_aio_set_delay(0);
+  if (seen(DP_SCHED_PROBE_SKIPPED) != 0)
+    fail_msg("skipped: %s", evs.line[DP_SCHED_PROBE_SKIPPED]);
+  dp_sched_sample_t out[4];
+  assert_int_equal(dp_sched_take(s, out, 4), 3);
+  assert_true(out[1].r.lat_p50_s >= 0.025); /* the queue's wait */
+  assert_true(out[0].r.lat_p50_s < 0.01);   /* a single read */
+  assert_true(out[2].r.ops > 0);            /* the deep probe ran */
+  dp_sched_free(s);
+}
+
+/* On a disk too slow for a deep probe's budget the probe is skipped one
+ * round and runs the next: never unmeasured two rounds running. */
+static void test_skipped_probe_runs_next_round(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("slow", "a", 0, "10", "5");
+  add_probe(&t, "deep", "randread", "8", NULL, "0.02");
+  dp_sched_t *s = slow_round(&t); /* round 1: skipped */
+  assert_int_equal(seen(DP_SCHED_PROBE_SKIPPED), 1);
+  dp_sched_sample_t out[4];
+  assert_int_equal(dp_sched_take(s, out, 4), 2);
+  assert_int_equal(out[1].r.ops, 0);
+  for (unsigned round = 2; round <= 3; round++) {
+    fake_aio_now += S(10);
+    fake_aio_set_delay(30000000);
+    dp_sched_step(s, 0, 0);
+    fake_aio_set_delay(0);
+    assert_int_equal(dp_sched_take(s, out, 4), 2);
+    if (round == 2) { /* runs, though the disk is as slow */
+      assert_int_equal(seen(DP_SCHED_PROBE_SKIPPED), 1);
+      assert_true(out[1].r.ops > 0);
+    } else { /* skipped again */
+      assert_int_equal(seen(DP_SCHED_PROBE_SKIPPED), 2);
+      assert_int_equal(out[1].r.ops, 0);
+    }
+  }
+  dp_sched_free(s);
+}
+
 /* ---- a Device that appears after start ------------------------------------
  */
 
@@ -770,6 +828,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_probe_while_stalled, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_free_reaps_outstanding, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_queueing_is_no_slow_read, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_skipped_probe_runs_next_round, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_deep_probe_skipped_on_slow_disk,
                                       setup, teardown),
