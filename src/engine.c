@@ -592,6 +592,7 @@ static void rate_window(const dp_engine_t *e, run_t *r) {
     return;
   dp_window_t w;
   dp_window_pick(e->timeline, r->tl_n, r->tl_drain, &w);
+  res->throttled = w.throttled;
   if (!w.stepped)
     return;
   const uint64_t *t = e->timeline;

@@ -102,7 +102,8 @@ typedef struct {
   uint64_t window_ops; /* the counted I/Os in it: ops, or fewer if stepped */
   double iops;         /* window_ops / elapsed_s */
   double bytes_per_s;  /* iops * block_size */
-  int stepped;         /* 1: the rates are over a throttle's whole steps */
+  int throttled;       /* 1: the completions came in a throttle's steps */
+  int stepped;         /* 1: the rates are over whole steps (throttled too) */
   double burst_ops;    /* stepped: I/Os let through at the start beyond the
                           rate (credit from earlier I/O), else 0 */
   /* Latency of counted I/Os, seconds: submit to reap. */

@@ -598,6 +598,7 @@ static int check_result(const dp_job_t *job, const dp_result_t *r,
   }
   if (r->bytes != r->ops * job->block_size || h->count != r->ops ||
       r->window_ops > r->ops || (r->stepped != 0 && r->stepped != 1) ||
+      (r->throttled != 0 && r->throttled != 1) ||
       !finite_nonneg(r->burst_ops) ||
       (r->elapsed_s > 0 &&
        fabs(r->iops * r->elapsed_s - (double)r->window_ops) >

@@ -38,14 +38,16 @@ typedef struct {
   long held_pid;       /* its last prober, killed, still held by the kernel */
   dev_t home_dev;      /* st_dev of the first successful open of a Path */
   uint64_t next_due_ns, interval_ns, rounds;
-  double scale;            /* of each probe's Duration: DutyCycle's budget */
-  uint64_t asked_ns;       /* the probes' Durations added up */
-  int shrunk_sent;         /* SHRUNK said once */
-  unsigned open_failures;  /* consecutive */
-  int failed;              /* the last round ended in a failure */
-  int timeout_short;       /* a brief stall was seen (TIMEOUT_SHORT sent) */
-  double shallow_p50_s;    /* the last p50 of a queue-depth-1 probe; NaN */
-  int opened_once;         /* an OPENED was said (its first-time notes) */
+  double scale;           /* of each probe's Duration: DutyCycle's budget */
+  uint64_t asked_ns;      /* the probes' Durations added up */
+  int shrunk_sent;        /* SHRUNK said once */
+  unsigned open_failures; /* consecutive */
+  int failed;             /* the last round ended in a failure */
+  int timeout_short;      /* a brief stall was seen (TIMEOUT_SHORT sent) */
+  double shallow_p50_s;   /* the last p50 of a queue-depth-1 probe; NaN */
+  int throttled;   /* its last round came in a throttle's steps: probes of
+                      DP_SCHED_STEPPED_NS at least (scheduler.h) */
+  int opened_once; /* an OPENED was said (its first-time notes) */
   uint64_t confirm_due_ns; /* a confirmation round asked for; 0: none */
   dp_sched_sample_t held[DP_PROBES_MAX]; /* a round held back by a stall */
   size_t nheld;
@@ -710,6 +712,7 @@ typedef struct {
    * and the probe that measured it */
   double single_s[LAT_KINDS];
   const char *single_by[LAT_KINDS];
+  int throttled; /* a probe's completions came in a throttle's steps */
 } round_t;
 
 /* A deep probe that could not complete one I/O per queue slot within its
@@ -765,6 +768,10 @@ static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t, probe_t *ps,
   char err[256];
   dp_probe_conf_t pc = ps->conf; /* its Duration within DutyCycle */
   pc.duration_ns = dp_sched_scaled_ns(pc.duration_ns, t->scale);
+  if (t->throttled && pc.duration_ns < DP_SCHED_STEPPED_NS)
+    pc.duration_ns = ps->conf.duration_ns < DP_SCHED_STEPPED_NS
+                         ? ps->conf.duration_ns
+                         : DP_SCHED_STEPPED_NS;
   int rc = dp_job_build(&pc, &t->t, t->conf.timeout_ns, &job, err, sizeof(err));
   if (rc == 0 && deep_on_slow_disk(&job, rd, ps)) {
     probe_skip(s, t, ps, &job, rd, r);
@@ -805,6 +812,7 @@ static void sample_add(dp_sched_t *s, target_t *t, size_t i,
     rd->single_by[k] = ps->conf.name;
   }
   rd->busy_ns += (uint64_t)(r->wall_s * 1e9);
+  rd->throttled |= r->throttled;
   if (ps->conf.queue_depth == 1)
     t->shallow_p50_s = r->ops > 0 ? r->lat_p50_s : NAN;
   ps->err_io_total += r->err_io;
@@ -945,6 +953,8 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
     return;
   if (round_discarded(s, w, t, &rd))
     step = ROUND_RESET;
+  if (rd.n > 0)
+    t->throttled = rd.throttled;
   round_done(s, t, rd.smp, rd.n, rd.busy_ns, rd.ran_ns);
   if (step == ROUND_RESET)
     target_reset(t);

@@ -48,6 +48,11 @@
  *   DP_SCHED_SHRUNK says so. On a disk so slow that even the shortest
  *   probes exceed the budget, the interval still holds (the budget is
  *   exceeded, said by SHRUNK with scale 0): the verdict comes first.
+ *   A rate-capped volume whose last round completed I/O in a throttle's
+ *   steps (dp_result_t.throttled) gets probes of at least
+ *   DP_SCHED_STEPPED_NS (or their Duration if shorter): a shorter one
+ *   cannot hold a whole step and reads the cap with its credit (window.h);
+ *   there the time is the throttle's waiting, not the disk's work.
  *
  * Stalls
  *   A probe whose I/O is older than the target's timeout ends stalled. The
@@ -316,6 +321,7 @@ void dp_sched_free(dp_sched_t *s);
  * Duration at that scale, at least DP_SCHED_PROBE_MIN_NS, at most itself.
  */
 #define DP_SCHED_PROBE_MIN_NS (20 * UINT64_C(1000000)) /* 20 ms */
+#define DP_SCHED_STEPPED_NS (250 * UINT64_C(1000000))  /* 0.25 s */
 uint64_t dp_sched_allowed_ns(uint64_t interval_ns, double duty_percent,
                              unsigned sharing);
 double dp_sched_scale(uint64_t interval_ns, uint64_t asked_ns,

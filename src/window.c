@@ -4,8 +4,25 @@
 #define LONG_GAP 3.0      /* times the mean gap */
 #define STEPPED_SHARE 0.5 /* of the stepped window's time in long gaps */
 #define MIN_SHARE 0.4     /* of the plain window's time */
+#define MAX_STEPS 64      /* step starts looked at (steps past them: none) */
+
+/* The median size (completions) of the steps between start[0..m). m >= 2. */
+static size_t median_step(const size_t *start, size_t m) {
+  size_t size[MAX_STEPS];
+  for (size_t k = 0; k + 1 < m; k++)
+    size[k] = start[k + 1] - start[k];
+  size_t n = m - 1;
+  for (size_t i = 1; i < n; i++) /* insertion sort: n < 64 */
+    for (size_t j = i; j > 0 && size[j - 1] > size[j]; j--) {
+      size_t x = size[j];
+      size[j] = size[j - 1];
+      size[j - 1] = x;
+    }
+  return size[n / 2];
+}
 
 static void plain(size_t n, dp_window_t *w) {
+  w->throttled = 0;
   w->first = 0;
   w->last = n - 1;
   w->stepped = 0;
@@ -16,6 +33,7 @@ void dp_window_pick(const uint64_t *t, size_t n, size_t drain_from,
                     dp_window_t *w) {
   if (n < 2) {
     w->first = w->last = 0;
+    w->throttled = 0;
     w->stepped = 0;
     w->steps = 0;
     return;
@@ -27,37 +45,42 @@ void dp_window_pick(const uint64_t *t, size_t n, size_t drain_from,
   if (span == 0)
     return;
   double long_ns = LONG_GAP * (double)span / (double)(n - 1);
-  /* the first step start after the warm-up: the completion after the
-   * first long gap (t[0] is the warm-up's end) */
-  size_t first = 0, last = 0, steps = 0;
+  uint64_t all_gaps = 0;
   for (size_t i = 1; i < n; i++)
-    if ((double)(t[i] - t[i - 1]) > long_ns) {
-      first = i;
-      break;
-    }
-  if (first == 0)
-    return;
-  /* then every step start up to drain_from, and the time in long gaps */
-  uint64_t gaps = 0, gaps_at_last = 0;
-  for (size_t i = first + 1; i < n && i <= drain_from; i++) {
+    if ((double)(t[i] - t[i - 1]) > long_ns)
+      all_gaps += t[i] - t[i - 1];
+  w->throttled = (double)all_gaps >= STEPPED_SHARE * (double)span;
+  /* the step starts after the warm-up (t[0] is its end): each completion
+   * after a long gap, up to drain_from */
+  size_t start[MAX_STEPS], m = 0;
+  uint64_t gaps[MAX_STEPS]; /* time in long gaps up to start[k] */
+  uint64_t in_gaps = 0;
+  for (size_t i = 1; i < n && i <= drain_from && m < MAX_STEPS; i++) {
     uint64_t g = t[i] - t[i - 1];
     if ((double)g > long_ns) {
-      gaps += g;
-      last = i;
-      gaps_at_last = gaps;
-      steps++;
+      if (m > 0)
+        in_gaps += g;
+      gaps[m] = in_gaps;
+      start[m++] = i;
     }
   }
-  if (steps == 0)
+  if (m < 2)
     return;
+  /* A first step larger than the others' median by a quarter holds credit
+   * let through late (after other I/O, a throttle may split its credit
+   * over two dispatches): the window starts at the next one. */
+  size_t k0 = 0;
+  if (m >= 3 && 4 * (start[1] - start[0]) > 5 * median_step(start + 1, m - 1))
+    k0 = 1;
+  size_t first = start[k0], last = start[m - 1];
   uint64_t win = t[last] - t[first];
-  if ((double)gaps_at_last < STEPPED_SHARE * (double)win ||
+  if ((double)(gaps[m - 1] - gaps[k0]) < STEPPED_SHARE * (double)win ||
       (double)win < MIN_SHARE * (double)span)
     return;
   w->first = first;
   w->last = last;
   w->stepped = 1;
-  w->steps = steps;
+  w->steps = m - 1 - k0;
 }
 
 double dp_window_burst(const uint64_t *t, const dp_window_t *w,

@@ -37,6 +37,12 @@
  * when it holds at least one whole step and at least MIN_SHARE (40 %) of
  * the plain window's time; else the plain window is.
  *
+ * A probe too short for a whole step (under two of a throttle's slices:
+ * 0.05 s where DutyCycle shortens the default probes at a 10 s
+ * ProbeInterval) still shows the steps (`throttled`), but its plain
+ * window holds the first step with its credit: 1.8 times a 50 MiB/s cap.
+ * The scheduler then gives the target's probes a quarter of a second.
+ *
  * What no window of a short probe can see: a token bucket that refills
  * over minutes (a cloud volume's burst balance) -- the probe reads the
  * rate of the moment, the burst rate while the balance lasts and the
@@ -53,8 +59,10 @@
 typedef struct {
   /* The window: last - first completions over t[last] - t[first]. */
   size_t first, last;
-  int stepped;  /* 1: between step starts; 0: the plain window */
-  size_t steps; /* whole steps in a stepped window, else 0 */
+  int throttled; /* 1: the completions came in steps (long gaps hold half
+                    the time or more), whole ones or not */
+  int stepped;   /* 1: between step starts; 0: the plain window */
+  size_t steps;  /* whole steps in a stepped window, else 0 */
 } dp_window_t;
 
 /* Picks the window of t[0..n) (above) into *w. n < 2: first = last = 0.

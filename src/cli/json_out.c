@@ -187,6 +187,7 @@ void dp_cli_json_result(json_t *o, const dp_result_t *r) {
   dp_cli_json_set(o, "iops", dp_cli_json_fixed(r->iops, 3));
   dp_cli_json_set(o, "bytes_per_second", dp_cli_json_fixed(r->bytes_per_s, 1));
   dp_cli_json_set(o, "window_ops", dp_cli_json_uint(r->window_ops));
+  dp_cli_json_set(o, "throttled", dp_cli_json_bool(r->throttled));
   dp_cli_json_set(o, "stepped", dp_cli_json_bool(r->stepped));
   dp_cli_json_set(o, "burst_ops", dp_cli_json_fixed(r->burst_ops, 1));
   json_t *lat = dp_cli_json_object();

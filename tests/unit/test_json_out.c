@@ -207,6 +207,7 @@ static void test_result(void **state) {
   r.iops = 16299.6454;
   r.bytes_per_s = 133526691.29;
   r.window_ops = 4000; /* stepped: whole steps of a throttle */
+  r.throttled = 1;
   r.stepped = 1;
   r.burst_ops = 12.34;
   r.lat_min_s = 0.0000339312;
@@ -228,7 +229,8 @@ static void test_result(void **state) {
       s, "{\"pattern\":\"randread\",\"block_size\":8192,\"queue_depth\":1,"
          "\"ops\":4890,\"bytes\":40058880,\"elapsed_s\":0.300006535,"
          "\"iops\":16299.645,\"bytes_per_second\":133526691.3,"
-         "\"window_ops\":4000,\"stepped\":true,\"burst_ops\":12.3,"
+         "\"window_ops\":4000,\"throttled\":true,\"stepped\":true,\"burst_"
+         "ops\":12.3,"
          "\"latency_s\":{\"min\":3.3931e-5,\"mean\":6.1265e-5,"
          "\"p50\":5.9136e-5,\"p90\":6.8096e-5,\"p99\":9.8816e-5,"
          "\"p99.9\":null,\"max\":0.001896077},\"achieved_queue_depth\":0.9986,"

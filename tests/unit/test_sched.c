@@ -617,6 +617,33 @@ static void test_queueing_is_no_slow_read(void **state) {
   dp_sched_free(s);
 }
 
+/* A volume whose I/O completes in a throttle's steps: DutyCycle shortens
+ * the deep probe to 0.13 s, shorter than it takes to hold a whole step;
+ * the round shows the steps, and the next round runs it for 0.25 s. */
+static void test_throttled_probes_not_shortened(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("capped", "a", 0, "10", "5");
+  add_probe(&t, "q8", "randread", "8", NULL, "1");
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  fake_aio.on_submit = deep_queue_waits;
+  dp_sched_sample_t out[4];
+  for (unsigned round = 1; round <= 2; round++) {
+    fake_aio_now += S(10);
+    dp_sched_step(s, 0, 0);
+    assert_int_equal(dp_sched_take(s, out, 4), 2);
+    assert_true(out[1].r.throttled);
+    if (round == 1)
+      assert_true(out[1].r.wall_s < 0.2);
+    else
+      assert_true(out[1].r.wall_s >= 0.25);
+  }
+  fake_aio.on_submit = NULL;
+  fake_aio_set_delay(0);
+  dp_sched_free(s);
+}
+
 /* On a disk too slow for a deep probe's budget the probe is skipped one
  * round and runs the next: never unmeasured two rounds running. */
 static void test_skipped_probe_runs_next_round(void **state) {
@@ -831,6 +858,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_queueing_is_no_slow_read, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_throttled_probes_not_shortened,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_skipped_probe_runs_next_round, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_deep_probe_skipped_on_slow_disk,

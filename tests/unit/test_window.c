@@ -64,6 +64,7 @@ static double rate_of(const line_t *l, const dp_window_t *w) {
 static double stepped_rate(const line_t *l, dp_window_t *w) {
   dp_window_pick(l->t, l->n, l->drain, w);
   assert_true(w->stepped);
+  assert_true(w->throttled);
   return rate_of(l, w);
 }
 
@@ -111,6 +112,27 @@ static void test_steps_after_debt(void **state) {
   assert_true(fabs(stepped_rate(&l, &w) / 250.0 - 1) < 0.03);
 }
 
+/* After other I/O a throttle may let its credit through in two parts:
+ * 4 I/Os at once (the warm-up), then 8 together 60 ms later, then 5 a
+ * step. The oversized first step is left out of the window. */
+static void test_split_credit(void **state) {
+  (void)state;
+  line_t l;
+  memset(&l, 0, sizeof(l));
+  l.t[l.n++] = 300 * US; /* the warm-up's last */
+  const unsigned size[] = {8, 5, 5, 5, 4};
+  for (unsigned k = 0; k < 5; k++) {
+    if (k == 4)
+      l.drain = l.n;
+    for (unsigned i = 0; i < size[k]; i++)
+      l.t[l.n++] = (60 + 100 * k) * MS + i * 50 * US;
+  }
+  dp_window_t w;
+  double r = stepped_rate(&l, &w);
+  assert_true(fabs(r / 50.0 - 1) < 0.03);
+  assert_int_equal(w.steps, 3); /* 160 ms to 460 ms */
+}
+
 /* QD1 at 250 IOPS: 25 quick reads a step, 0.5 s. */
 static void test_steps_qd1(void **state) {
   (void)state;
@@ -119,6 +141,18 @@ static void test_steps_qd1(void **state) {
   dp_window_t w;
   assert_true(fabs(stepped_rate(&l, &w) / 250.0 - 1) < 0.01);
   assert_true(w.steps >= 4);
+}
+
+/* A probe shorter than two steps: too short for a whole one, but the
+ * steps show (throttled), so the scheduler lengthens it. */
+static void test_one_step_only(void **state) {
+  (void)state;
+  line_t l;
+  staircase(&l, 4, 5, 5, 120 * MS, 100 * MS, 50 * MS);
+  dp_window_t w;
+  dp_window_pick(l.t, l.n, l.drain, &w);
+  assert_false(w.stepped);
+  assert_true(w.throttled);
 }
 
 /* A smooth disk keeps the plain window: even gaps, random (exponential)
@@ -146,6 +180,7 @@ static void test_smooth_plain(void **state) {
     }
     dp_window_pick(t, 4000, 3999, &w);
     assert_false(w.stepped);
+    assert_false(w.throttled);
   }
 }
 
@@ -168,7 +203,9 @@ int main(void) {
       cmocka_unit_test(test_steps_after_idle),
       cmocka_unit_test(test_steps_after_credit),
       cmocka_unit_test(test_steps_after_debt),
+      cmocka_unit_test(test_split_credit),
       cmocka_unit_test(test_steps_qd1),
+      cmocka_unit_test(test_one_step_only),
       cmocka_unit_test(test_smooth_plain),
       cmocka_unit_test(test_short),
   };
