@@ -109,8 +109,9 @@ static const dp_metric_type_t types[DP_METRIC_TYPE_COUNT] = {
 
 static const dp_metric_t metrics[DP_METRIC_COUNT] = {
     PROBE(IOPS, OPERATIONS_PER_SECOND, "I/O/s",
-          "completed I/Os per second of the probe's measured window (no "
-          "value when the probe was skipped: unknown, not 0)"),
+          "completed I/Os per second of the probe's measured window; on "
+          "a rate-capped volume over its throttle's whole slices (no value "
+          "when the probe was skipped: unknown, not 0)"),
     PROBE(BYTES, BYTES_PER_SECOND, "bytes/s",
           "throughput (custom type: collectd's `bitrate` caps at 4.3 "
           "Gbit/s; no value when skipped)"),

@@ -145,7 +145,7 @@ for line in open(path):
 print()
 print("ratio to the cap (1.000 = the cap); median, then the range over the rounds")
 print("%-6s %-6s %-28s %-28s %s" % ("probe", "cond", "diskprobe", "fio", "diskprobe burst (I/Os)"))
-worst = 0.0
+worst, close, total = 0.0, 0, 0
 for probe in ("qd1", "qd32", "seq"):
     for cond in ("idle", "round", "other"):
         cells = []
@@ -157,9 +157,12 @@ for probe in ("qd1", "qd32", "seq"):
             cells.append("%.3f (%.3f-%.3f)" % (statistics.median(v), min(v), max(v)))
             if tool == "diskprobe":
                 worst = max(worst, max(abs(x - 1) for x in v))
+                close += sum(abs(x - 1) <= 0.03 for x in v)
+                total += len(v)
         b = [y for _, y in rows.get((probe, cond, "diskprobe"), []) if y is not None]
         print("%-6s %-6s %-28s %-28s %s" % (probe, cond, cells[0], cells[1],
               " ".join("%.0f" % y for y in b)))
 print()
-print("diskprobe's worst round: %.1f %% from the cap" % (100 * worst))
+print("diskprobe: %d of %d rounds within 3 %% of the cap; the worst %.1f %% from it"
+      % (close, total, 100 * worst))
 PY
