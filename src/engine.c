@@ -100,7 +100,12 @@ int dp_engine_open(dp_engine_t **out, int fd, uint32_t align, uint32_t max_qd,
   e->submit_ns = calloc(max_qd, sizeof(*e->submit_ns));
   e->inflight = calloc(max_qd, 1);
   e->wfilled = calloc(max_qd, sizeof(*e->wfilled));
-  e->timeline = calloc(TIMELINE_MAX, sizeof(*e->timeline));
+  /* mapped, so that only what probes touch is resident and it can be
+   * handed back with the buffers */
+  void *tl =
+      mmap(NULL, TIMELINE_MAX * sizeof(*e->timeline), PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  e->timeline = tl == MAP_FAILED ? NULL : tl;
   /* Address space for the worst case, memory only for what a probe
    * touches: queue_depth pages-rounded blocks, one per slot, reads and
    * writes alike. Reads must not share a buffer: filesystems and targets
@@ -146,6 +151,9 @@ int dp_engine_release_buffers(dp_engine_t *e) {
     return -EBUSY; /* the kernel may still write into them */
   if (e->bufs_mapped && madvise(e->bufs, e->bufs_len, MADV_DONTNEED) != 0)
     return -errno;
+  if (madvise(e->timeline, TIMELINE_MAX * sizeof(*e->timeline),
+              MADV_DONTNEED) != 0)
+    return -errno;
   /* the pages read back as zeros now */
   memset(e->wfilled, 0, e->max_qd * sizeof(*e->wfilled));
   return 0;
@@ -162,7 +170,8 @@ void dp_engine_close(dp_engine_t *e) {
   free(e->submit_ns);
   free(e->inflight);
   free(e->wfilled);
-  free(e->timeline);
+  if (e->timeline)
+    munmap(e->timeline, TIMELINE_MAX * sizeof(*e->timeline));
   if (e->bufs && e->bufs_mapped)
     munmap(e->bufs, e->bufs_len);
   else

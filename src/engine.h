@@ -160,7 +160,8 @@ int dp_engine_reap(dp_engine_t *e, uint64_t wait_ns);
 
 /* Gives the buffers' memory back to the system between probes (the next
  * probe faults it in again during its warm-up): a monitor that probes for
- * one second a minute should not keep megabytes resident. 0, or -EBUSY
+ * one second a minute should not keep megabytes resident; the completion
+ * times too. 0, or -EBUSY
  * while I/O is outstanding. */
 int dp_engine_release_buffers(dp_engine_t *e);
 
