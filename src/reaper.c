@@ -63,8 +63,7 @@ unsigned dp_reaper_kept(void) {
 
 /* ---- bounded calls in a child ------------------------------------------- */
 
-/* The child: nothing of the caller's kept open but out, default signals. */
-static void child_isolate(int out) {
+void dp_reaper_child_isolate(int out) {
   if ((out > 0 && close_range(0, (unsigned)out - 1, 0) != 0) ||
       close_range((unsigned)out + 1, ~0u, 0) != 0) {
     struct rlimit rl;
@@ -85,7 +84,7 @@ static void child_isolate(int out) {
 
 static __attribute__((noreturn)) void child_run(dp_reaper_fn_t fn, void *arg,
                                                 size_t outlen, int out) {
-  child_isolate(out);
+  dp_reaper_child_isolate(out);
   char *buf = calloc(1, outlen ? outlen : 1);
   if (buf == NULL)
     _exit(1);

@@ -56,4 +56,11 @@ void dp_reaper_call_many(dp_reaper_fn_t fn, void *args, size_t argsize,
                          void *outs, size_t outlen, size_t n, uint64_t wait_ns,
                          int *rcs);
 
+/* In a forked child: closes every fd but out (close_range, else one by
+ * one up to RLIMIT_NOFILE, 65536 at most), sets the default disposition of
+ * SIGTERM, SIGINT, SIGHUP, SIGPIPE and SIGUSR1 and unblocks every signal:
+ * nothing of the parent's kept open (a probe file's lock, a socket: the
+ * child may outlive the daemon on a hung disk), and a SIGTERM ends it. */
+void dp_reaper_child_isolate(int out);
+
 #endif /* DP_REAPER_H */

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -269,28 +268,6 @@ struct dp_statefile_saver {
   unsigned long skipped;
 };
 
-/* The child: nothing of the daemon's kept open (a probe file's lock, a
- * socket: it may outlive the daemon on a hung disk), default signals (a
- * SIGTERM ends it), the write, its result down the pipe. */
-static void child_isolate(int out) {
-  if ((out > 0 && close_range(0, (unsigned)out - 1, 0) != 0) ||
-      close_range((unsigned)out + 1, ~0u, 0) != 0) {
-    struct rlimit rl;
-    int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536
-                  ? (int)rl.rlim_cur
-                  : 65536;
-    for (int fd = 0; fd < max; fd++)
-      if (fd != out)
-        close(fd);
-  }
-  static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1};
-  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-    signal(sigs[i], SIG_DFL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
 #define NO_DEADLINE UINT64_MAX /* the saver's thread may wait for ever */
 
 /* Reads exactly len bytes from fd before the deadline (CLOCK_MONOTONIC;
@@ -333,7 +310,9 @@ typedef enum { OP_CHECK, OP_READ, OP_CLEAN_READ, OP_WRITE } child_op_t;
 static __attribute__((noreturn)) void
 op_child(int out, child_op_t op, const char *dir, const char *name,
          size_t max_bytes, const char *text, size_t len) {
-  child_isolate(out);
+  /* nothing of the daemon's kept open (a probe file's lock, a socket: it
+   * may outlive the daemon on a hung disk), a SIGTERM ends it */
+  dp_reaper_child_isolate(out);
   read_header_t h = {0};
   char *t = NULL;
   if (op == OP_CHECK) {
