@@ -45,9 +45,13 @@ typedef struct {
   int failed;             /* the last round ended in a failure */
   int timeout_short;      /* a brief stall was seen (TIMEOUT_SHORT sent) */
   double shallow_p50_s;   /* the last p50 of a queue-depth-1 probe; NaN */
-  int throttled;   /* its last round came in a throttle's steps: probes of
-                      DP_SCHED_STEPPED_NS at least (scheduler.h) */
-  int opened_once; /* an OPENED was said (its first-time notes) */
+  /* a rate cap's steps (scheduler.h, DutyCycle): stepped_floor: probes
+   * of DP_SCHED_STEPPED_NS at least; trial: the next round's probes run
+   * that long to see whether whole steps show; trial_wait rounds
+   * before another, after one that showed none (trial_backoff, doubling) */
+  int stepped_floor, trial;
+  unsigned trial_wait, trial_backoff;
+  int opened_once;         /* an OPENED was said (its first-time notes) */
   uint64_t confirm_due_ns; /* a confirmation round asked for; 0: none */
   dp_sched_sample_t held[DP_PROBES_MAX]; /* a round held back by a stall */
   size_t nheld;
@@ -713,6 +717,7 @@ typedef struct {
   double single_s[LAT_KINDS];
   const char *single_by[LAT_KINDS];
   int throttled; /* a probe's completions came in a throttle's steps */
+  int stepped;   /* a probe's rate was over whole steps */
 } round_t;
 
 /* A deep probe that could not complete one I/O per queue slot within its
@@ -768,7 +773,7 @@ static int probe_measure(dp_sched_t *s, worker_t *w, target_t *t, probe_t *ps,
   char err[256];
   dp_probe_conf_t pc = ps->conf; /* its Duration within DutyCycle */
   pc.duration_ns = dp_sched_scaled_ns(pc.duration_ns, t->scale);
-  if (t->throttled && pc.duration_ns < DP_SCHED_STEPPED_NS)
+  if ((t->stepped_floor || t->trial) && pc.duration_ns < DP_SCHED_STEPPED_NS)
     pc.duration_ns = ps->conf.duration_ns < DP_SCHED_STEPPED_NS
                          ? ps->conf.duration_ns
                          : DP_SCHED_STEPPED_NS;
@@ -813,6 +818,7 @@ static void sample_add(dp_sched_t *s, target_t *t, size_t i,
   }
   rd->busy_ns += (uint64_t)(r->wall_s * 1e9);
   rd->throttled |= r->throttled;
+  rd->stepped |= r->stepped;
   if (ps->conf.queue_depth == 1)
     t->shallow_p50_s = r->ops > 0 ? r->lat_p50_s : NAN;
   ps->err_io_total += r->err_io;
@@ -940,6 +946,41 @@ static int round_discarded(dp_sched_t *s, worker_t *w, target_t *t,
   return 1;
 }
 
+/* After a round: does the target's volume complete I/O in a rate cap's
+ * steps, so that its probes need DP_SCHED_STEPPED_NS to hold a whole one?
+ * A round that shows steps (throttled) asks for a trial: the next round's
+ * probes run that long. Whole steps in it (stepped) set the floor
+ * for every probe; none, and no trial for 8, 16, ... 256 rounds (a disk
+ * whose completions come in bursts for another reason, a loop device's
+ * worker short of CPU, pays one longer probe now and then, not every other
+ * round). The floor holds while rounds show whole steps. */
+#define TRIAL_BACKOFF_MIN 8
+#define TRIAL_BACKOFF_MAX 256
+static void steps_seen(target_t *t, const round_t *rd) {
+  if (t->stepped_floor) {
+    t->stepped_floor = rd->stepped;
+    return;
+  }
+  if (t->trial) {
+    t->trial = 0;
+    if (rd->stepped) {
+      t->stepped_floor = 1;
+      t->trial_backoff = 0;
+      return;
+    }
+    t->trial_backoff = t->trial_backoff < TRIAL_BACKOFF_MIN ? TRIAL_BACKOFF_MIN
+                       : t->trial_backoff < TRIAL_BACKOFF_MAX
+                           ? 2 * t->trial_backoff
+                           : TRIAL_BACKOFF_MAX;
+    t->trial_wait = t->trial_backoff;
+    return;
+  }
+  if (t->trial_wait > 0)
+    t->trial_wait--;
+  else if (rd->throttled)
+    t->trial = 1;
+}
+
 /* Runs every probe of target t once (worker w, without the lock). */
 static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
   if (!target_open(s, w, t))
@@ -954,7 +995,7 @@ static void round_run(dp_sched_t *s, worker_t *w, target_t *t) {
   if (round_discarded(s, w, t, &rd))
     step = ROUND_RESET;
   if (rd.n > 0)
-    t->throttled = rd.throttled;
+    steps_seen(t, &rd);
   round_done(s, t, rd.smp, rd.n, rd.busy_ns, rd.ran_ns);
   if (step == ROUND_RESET)
     target_reset(t);

@@ -48,11 +48,14 @@
  *   DP_SCHED_SHRUNK says so. On a disk so slow that even the shortest
  *   probes exceed the budget, the interval still holds (the budget is
  *   exceeded, said by SHRUNK with scale 0): the verdict comes first.
- *   A rate-capped volume whose last round completed I/O in a throttle's
- *   steps (dp_result_t.throttled) gets probes of at least
- *   DP_SCHED_STEPPED_NS (or their Duration if shorter): a shorter one
- *   cannot hold a whole step and reads the cap with its credit (window.h);
- *   there the time is the throttle's waiting, not the disk's work.
+ *   A rate-capped volume that completes I/O in a throttle's steps gets
+ *   probes of at least DP_SCHED_STEPPED_NS (or their Duration if
+ *   shorter): a shorter one cannot hold a whole step and reads the cap
+ *   with its credit (window.h); there the time is the throttle's waiting,
+ *   not the disk's work. A round that shows steps (dp_result_t.throttled)
+ *   runs the next round's probes that long as a trial; whole steps
+ *   in it (stepped) set the floor for every probe while they last; none,
+ *   and no trial for 8 rounds, then 16, ... 256.
  *
  * Stalls
  *   A probe whose I/O is older than the target's timeout ends stalled. The

@@ -618,8 +618,21 @@ static void test_queueing_is_no_slow_read(void **state) {
 }
 
 /* A volume whose I/O completes in a throttle's steps: DutyCycle shortens
- * the deep probe to 0.13 s, shorter than it takes to hold a whole step;
- * the round shows the steps, and the next round runs it for 0.25 s. */
+ * the deep probe to 0.13 s, shorter than it takes to hold a whole step.
+ * Round 1 shows the steps; round 2 runs its probes 0.25 s as a trial,
+ * which shows whole steps; from then on they run 0.25 s. */
+static double capped_round(dp_sched_t *s, int stepped_disk) {
+  dp_sched_sample_t out[4];
+  fake_aio.on_submit = stepped_disk ? deep_queue_waits : NULL;
+  fake_aio_now += S(10);
+  dp_sched_step(s, 0, 0);
+  fake_aio.on_submit = NULL;
+  fake_aio_set_delay(0);
+  assert_int_equal(dp_sched_take(s, out, 4), 2);
+  assert_int_equal(out[1].r.throttled, stepped_disk);
+  return out[1].r.wall_s;
+}
+
 static void test_throttled_probes_not_shortened(void **state) {
   (void)state;
   dp_target_conf_t t = target("capped", "a", 0, "10", "5");
@@ -627,20 +640,26 @@ static void test_throttled_probes_not_shortened(void **state) {
   dp_sched_conf_t c = sconf();
   dp_sched_t *s;
   assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
-  fake_aio.on_submit = deep_queue_waits;
-  dp_sched_sample_t out[4];
-  for (unsigned round = 1; round <= 2; round++) {
-    fake_aio_now += S(10);
-    dp_sched_step(s, 0, 0);
-    assert_int_equal(dp_sched_take(s, out, 4), 2);
-    assert_true(out[1].r.throttled);
-    if (round == 1)
-      assert_true(out[1].r.wall_s < 0.2);
-    else
-      assert_true(out[1].r.wall_s >= 0.25);
-  }
-  fake_aio.on_submit = NULL;
-  fake_aio_set_delay(0);
+  assert_true(capped_round(s, 1) < 0.2);
+  assert_true(capped_round(s, 1) >= 0.25); /* the trial */
+  assert_true(capped_round(s, 1) >= 0.25);
+  dp_sched_free(s);
+}
+
+/* Steps seen once on a disk that then shows none in the trial (its
+ * completions came in bursts for another reason): no floor, and no new
+ * trial for 8 rounds though steps show again. */
+static void test_failed_trial_backs_off(void **state) {
+  (void)state;
+  dp_target_conf_t t = target("bursty", "a", 0, "10", "5");
+  add_probe(&t, "q8", "randread", "8", NULL, "1");
+  dp_sched_conf_t c = sconf();
+  dp_sched_t *s;
+  assert_int_equal(dp_sched_new(&s, &c, &t, 1), 0);
+  assert_true(capped_round(s, 1) < 0.2);
+  assert_true(capped_round(s, 0) >= 0.25); /* the trial: no steps */
+  for (unsigned k = 0; k < 3; k++)
+    assert_true(capped_round(s, 1) < 0.2); /* backing off */
   dp_sched_free(s);
 }
 
@@ -860,6 +879,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_throttled_probes_not_shortened,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(test_failed_trial_backs_off, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_skipped_probe_runs_next_round, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_deep_probe_skipped_on_slow_disk,
