@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/shell/dashboards.sh - checks everything under dashboards/:
 #
-#  * promtool check rules dashboards/alerts.yml and dashboards/fleet_rules.yml
+#  * promtool check rules dashboards/alerts.yml, dashboards/fleet_disk_rules.yml
+#    and dashboards/fleet_rules.yml
 #  * promtool test rules dashboards/alerts_test.yml and
 #    dashboards/fleet_rules_test.yml (every alert tested both ways: at least
 #    one case where it fires and one where it does not)
@@ -30,7 +31,7 @@
 #    parser (written as recording rules into a temporary file)
 #  * every metric name used in dashboards, alert rules, their tests and the
 #    Grafana provisioning is in the catalogue below (or recorded by
-#    alerts.yml or fleet_rules.yml), with a type label value
+#    alerts.yml, fleet_disk_rules.yml or fleet_rules.yml), with a type label value
 #    the catalogue allows; every collectd_diskprobe_* name and type="..." value
 #    of the README's "Metric catalogue" section is in the catalogue below
 #    (`diskprobe metrics --prometheus`: the metric table)
@@ -123,13 +124,15 @@ python3 -c 'import yaml' 2>/dev/null || skip "python3 yaml module missing (Debia
 echo "using $(promtool --version 2>&1 | head -n 1)"
 
 # ---- 1. alert and fleet rules: syntax and unit tests ----------------------
-for rules in alerts fleet_rules; do
+for rules in alerts fleet_disk_rules fleet_rules; do
 	if promtool check rules "$dash/$rules.yml" >"$tmp/check.log" 2>&1; then
 		pass "promtool check rules $rules.yml ($(grep -o '[0-9]* rules found' "$tmp/check.log"))"
 	else
 		cat "$tmp/check.log"
 		fail "promtool check rules $rules.yml"
 	fi
+	# fleet_rules_test.yml tests both fleet files (one Prometheus)
+	[ "$rules" = fleet_disk_rules ] && continue
 
 	if promtool test rules "$dash/${rules}_test.yml" >"$tmp/test.log" 2>&1; then
 		pass "promtool test rules ${rules}_test.yml"
@@ -241,7 +244,7 @@ def check_expr(where, expr, allowed_extra=frozenset()):
 
 
 # ---- the rule files' recorded series (dashboards may draw them) ----------
-RULE_FILES = ("alerts.yml", "fleet_rules.yml")
+RULE_FILES = ("alerts.yml", "fleet_disk_rules.yml", "fleet_rules.yml")
 rules = {}
 for fname in RULE_FILES:
     with open(os.path.join(dash, fname)) as f:
@@ -432,7 +435,7 @@ for name, rs in alerts.items():
         # absent*() has no instance to name: it fires when there is none.
         if "$labels.instance" not in text and not r["expr"].lstrip().startswith("absent"):
             problems.append(f"{name}: annotations do not name the instance")
-report(not problems, f"alerts.yml, fleet_rules.yml: {len(alerts)} alerts carry summary, description, runbook_url, dashboard_url, severity"
+report(not problems, f"alerts.yml, fleet_disk_rules.yml, fleet_rules.yml: {len(alerts)} alerts carry summary, description, runbook_url, dashboard_url, severity"
        + "".join("\n  " + x for x in problems))
 readme = os.path.join(dash, "README.md")
 has_anchor = os.path.exists(readme) and re.search(r"^#+\s+Alerts\s*$", open(readme).read(), re.M)
