@@ -209,6 +209,7 @@ $drop_in
 /usr/share/diskprobe/fleet_disk_rules.yml
 /usr/share/diskprobe/fleet_rules.yml
 /usr/share/diskprobe/fleet_rules_test.yml
+/usr/share/diskprobe/fleet_rules_sharded_test.yml
 /usr/share/diskprobe/README.md
 /usr/share/diskprobe/dashboards/diskprobe-overview.json
 /usr/share/diskprobe/dashboards/diskprobe-fleet.json
