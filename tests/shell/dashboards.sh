@@ -1,10 +1,12 @@
 #!/bin/bash
 # tests/shell/dashboards.sh - checks everything under dashboards/:
 #
-#  * promtool check rules dashboards/alerts.yml and dashboards/fleet_rules.yml
-#  * promtool test rules dashboards/alerts_test.yml and
-#    dashboards/fleet_rules_test.yml (every alert tested both ways: at least
-#    one case where it fires and one where it does not)
+#  * promtool check rules dashboards/alerts.yml, dashboards/fleet_disk_rules.yml
+#    and dashboards/fleet_rules.yml
+#  * promtool test rules dashboards/alerts_test.yml,
+#    dashboards/fleet_rules_test.yml and fleet_rules_sharded_test.yml (every
+#    alert tested both ways: at least one case where it fires and one where
+#    it does not)
 #  * both dashboards parse as JSON and carry the Grafana dashboard model
 #    fields an import needs (uid, title, schemaVersion, panels,
 #    templating.list), unique panel ids; schemaVersion is SCHEMA_VERSION
@@ -30,7 +32,7 @@
 #    parser (written as recording rules into a temporary file)
 #  * every metric name used in dashboards, alert rules, their tests and the
 #    Grafana provisioning is in the catalogue below (or recorded by
-#    alerts.yml or fleet_rules.yml), with a type label value
+#    alerts.yml, fleet_disk_rules.yml or fleet_rules.yml), with a type label value
 #    the catalogue allows; every collectd_diskprobe_* name and type="..." value
 #    of the README's "Metric catalogue" section is in the catalogue below
 #    (`diskprobe metrics --prometheus`: the metric table)
@@ -123,19 +125,22 @@ python3 -c 'import yaml' 2>/dev/null || skip "python3 yaml module missing (Debia
 echo "using $(promtool --version 2>&1 | head -n 1)"
 
 # ---- 1. alert and fleet rules: syntax and unit tests ----------------------
-for rules in alerts fleet_rules; do
+for rules in alerts fleet_disk_rules fleet_rules; do
 	if promtool check rules "$dash/$rules.yml" >"$tmp/check.log" 2>&1; then
 		pass "promtool check rules $rules.yml ($(grep -o '[0-9]* rules found' "$tmp/check.log"))"
 	else
 		cat "$tmp/check.log"
 		fail "promtool check rules $rules.yml"
 	fi
-
-	if promtool test rules "$dash/${rules}_test.yml" >"$tmp/test.log" 2>&1; then
-		pass "promtool test rules ${rules}_test.yml"
+done
+# fleet_rules_test.yml tests both fleet files (one Prometheus),
+# fleet_rules_sharded_test.yml fleet_rules.yml at a sharded layer's store
+for t in alerts_test fleet_rules_test fleet_rules_sharded_test; do
+	if promtool test rules "$dash/$t.yml" >"$tmp/test.log" 2>&1; then
+		pass "promtool test rules $t.yml"
 	else
 		cat "$tmp/test.log"
-		fail "promtool test rules ${rules}_test.yml"
+		fail "promtool test rules $t.yml"
 	fi
 done
 
@@ -163,10 +168,12 @@ probes = set(os.environ["PROBES"].split())
 extra = set(os.environ["EXTRA_METRICS"].split())
 join_metrics = frozenset(os.environ["JOIN_METRICS"].split())
 # device, class: the join labels of the shipped scrape config (smart: the
-# smart plugin's own); figure, quantile: the fleet rules' recorded series
+# smart plugin's own); figure, quantile: the fleet rules' recorded series;
+# backend: an operator's label on disk_info; shard: a shard's external
+# label (dashboards/README.md, "Sharded"); cause: DiskProbeHealthFailure's
 LABELS = {"instance", "diskprobe", "type", "job", "alertname", "alertstate",
           "severity", "scope", "kind", "device", "class", "smart", "figure",
-          "quantile"}
+          "quantile", "backend", "shard", "cause"}
 
 # Sample values for the dashboards' template variables; custom variables
 # use their current value.
@@ -241,7 +248,7 @@ def check_expr(where, expr, allowed_extra=frozenset()):
 
 
 # ---- the rule files' recorded series (dashboards may draw them) ----------
-RULE_FILES = ("alerts.yml", "fleet_rules.yml")
+RULE_FILES = ("alerts.yml", "fleet_disk_rules.yml", "fleet_rules.yml")
 rules = {}
 for fname in RULE_FILES:
     with open(os.path.join(dash, fname)) as f:
@@ -429,10 +436,15 @@ for name, rs in alerts.items():
         if "severity" not in r.get("labels", {}):
             problems.append(f"{name}: no severity label")
         text = ann.get("summary", "") + ann.get("description", "")
-        # absent*() has no instance to name: it fires when there is none.
-        if "$labels.instance" not in text and not r["expr"].lstrip().startswith("absent"):
+        # absent*() has no instance to name: it fires when there is none;
+        # an alert for a whole class or backend names that instead.
+        scope = r.get("labels", {}).get("scope")
+        if scope in ("class", "backend"):
+            if "$labels." + scope not in text:
+                problems.append(f"{name}: annotations do not name the {scope}")
+        elif "$labels.instance" not in text and not r["expr"].lstrip().startswith("absent"):
             problems.append(f"{name}: annotations do not name the instance")
-report(not problems, f"alerts.yml, fleet_rules.yml: {len(alerts)} alerts carry summary, description, runbook_url, dashboard_url, severity"
+report(not problems, f"alerts.yml, fleet_disk_rules.yml, fleet_rules.yml: {len(alerts)} alerts carry summary, description, runbook_url, dashboard_url, severity"
        + "".join("\n  " + x for x in problems))
 readme = os.path.join(dash, "README.md")
 has_anchor = os.path.exists(readme) and re.search(r"^#+\s+Alerts\s*$", open(readme).read(), re.M)
@@ -440,7 +452,8 @@ report(bool(has_anchor), "dashboards/README.md has the Alerts section the runboo
 
 fires, quiet = set(), set()
 for fname, allowed in (("alerts_test.yml", recorded),
-                       ("fleet_rules_test.yml", recorded | join_metrics)):
+                       ("fleet_rules_test.yml", recorded | join_metrics),
+                       ("fleet_rules_sharded_test.yml", recorded)):
     with open(os.path.join(dash, fname)) as f:
         tests = yaml.safe_load(f)
     for t in tests.get("tests", []):
@@ -449,7 +462,7 @@ for fname, allowed in (("alerts_test.yml", recorded),
         for a in t.get("alert_rule_test", []):
             (fires if a.get("exp_alerts") else quiet).add(a["alertname"])
 missing = [a for a in alerts if a not in fires or a not in quiet]
-report(not missing, "alerts_test.yml, fleet_rules_test.yml test every alert firing and not firing"
+report(not missing, "alerts_test.yml, fleet_rules_test.yml, fleet_rules_sharded_test.yml test every alert firing and not firing"
        + "".join(f"\n  {a}: firing case {'ok' if a in fires else 'MISSING'}, "
                  f"quiet case {'ok' if a in quiet else 'MISSING'}" for a in missing))
 

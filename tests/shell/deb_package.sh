@@ -206,8 +206,10 @@ expected="/usr/lib/collectd/diskprobe.so
 $drop_in
 /usr/share/diskprobe/alerts.yml
 /usr/share/diskprobe/alerts_test.yml
+/usr/share/diskprobe/fleet_disk_rules.yml
 /usr/share/diskprobe/fleet_rules.yml
 /usr/share/diskprobe/fleet_rules_test.yml
+/usr/share/diskprobe/fleet_rules_sharded_test.yml
 /usr/share/diskprobe/README.md
 /usr/share/diskprobe/dashboards/diskprobe-overview.json
 /usr/share/diskprobe/dashboards/diskprobe-fleet.json

@@ -34,15 +34,16 @@
 #   - member-3's own verdict stays OK (target_health level 0 in every
 #     round, armed): its baseline learnt it as normal;
 #   - a real Prometheus scraping the central with the shipped scrape job,
-#     alerts.yml and fleet_rules.yml: DiskProbeSlowForModel fires for
-#     member-3's disk, and no other disk ever fired (pending ones, which
-#     for: stops, are printed: early in the run a window holds a round or
-#     two of QD1 p50s, the noisy figure here). The
-#     rules' time windows are shortened for the test, nothing else: the test
-#     copy of fleet_rules.yml replaces the hourly window [1h] by [WINDOW]
-#     and `for: 1h` by `for: FOR` with sed (and the test checks that exactly
-#     those four lines differ), so the shipped expressions -- median of the
-#     window, median of the class, the 3x threshold, the minimum class of 5
+#     alerts.yml, fleet_disk_rules.yml and fleet_rules.yml:
+#     DiskProbeSlowForModel fires for member-3's disk, and no other disk
+#     ever fired (pending ones, which for: stops, are printed: early in the
+#     run a window holds a round or two of QD1 p50s, the noisy figure
+#     here). The rules' time windows are shortened for the test, nothing
+#     else: the test copy of fleet_disk_rules.yml replaces the hourly
+#     window [1h] by [WINDOW], that of fleet_rules.yml `for: 1h` by
+#     `for: FOR` with sed (and the test checks that exactly those four
+#     lines differ), so the shipped expressions -- median of the window,
+#     median of the class, the 3x threshold, the minimum class of 5
 #     -- are the ones evaluated, on live data. (Backfilling an hour with
 #     promtool would test the rules on synthetic series, which
 #     fleet_rules_test.yml already does; the point here is the real
@@ -89,17 +90,20 @@ secret=$(fleet_secret)
 [ -n "$secret" ] || die "fleet-auth has no diskprobe-fleet line"
 
 # ---- the rules, with the test's windows ----
-rules="$d/fleet_rules.yml"
-sed -e "s/\[1h\]/[$WINDOW]/g" -e "s/^\( *for:\) 1h$/\1 $FOR/" "$top_srcdir/dashboards/fleet_rules.yml" >"$rules"
-changed=$(diff "$top_srcdir/dashboards/fleet_rules.yml" "$rules" | grep '^>')
+disk_rules="$d/fleet_disk_rules.yml" rules="$d/fleet_rules.yml"
+sed -e "s/\[1h\]/[$WINDOW]/g" "$top_srcdir/dashboards/fleet_disk_rules.yml" >"$disk_rules"
+sed -e "s/^\( *for:\) 1h$/\1 $FOR/" "$top_srcdir/dashboards/fleet_rules.yml" >"$rules"
+changed=$(diff "$top_srcdir/dashboards/fleet_disk_rules.yml" "$disk_rules" | grep '^>')
+changed_class=$(diff "$top_srcdir/dashboards/fleet_rules.yml" "$rules" | grep '^>')
 n_win=$(grep -c "\[$WINDOW\]" <<<"$changed")
-n_for=$(grep -c "for: $FOR" <<<"$changed")
-if [ "$(grep -c . <<<"$changed")" = 4 ] && [ "$n_win" = 3 ] && [ "$n_for" = 1 ]; then
-  pass "test rules: the shipped fleet_rules.yml with [1h] -> [$WINDOW] (3 lines) and for: 1h -> $FOR (1 line), nothing else"
+n_for=$(grep -c "for: $FOR" <<<"$changed_class")
+if [ "$(grep -c . <<<"$changed")" = 3 ] && [ "$n_win" = 3 ] &&
+  [ "$(grep -c . <<<"$changed_class")" = 1 ] && [ "$n_for" = 1 ]; then
+  pass "test rules: the shipped fleet_disk_rules.yml with [1h] -> [$WINDOW] (3 lines), fleet_rules.yml with for: 1h -> $FOR (1 line), nothing else"
 else
-  die "test rules: expected 3 window lines and 1 for: line to change, got: $changed"
+  die "test rules: expected 3 window lines and 1 for: line to change, got: $changed $changed_class"
 fi
-promtool check rules "$rules" >"$d/promtool.out" 2>&1 || die "promtool check rules on the test copy: $(cat "$d/promtool.out")"
+promtool check rules "$disk_rules" "$rules" >"$d/promtool.out" 2>&1 || die "promtool check rules on the test copies: $(cat "$d/promtool.out")"
 grep -q 'diskprobe:class:disks >= 5' "$rules" || die "the test copy lost the minimum class size 5"
 
 # ---- the central ----
@@ -163,7 +167,7 @@ unshare --uts --mount "$d/member-1/as-host" hostname >"$d/uts.out" 2>&1 ||
 collectd_start "$srv"
 spid=$COLLECTD_PID
 wait_until 15 curl -sf -o /dev/null "http://127.0.0.1:$wp/metrics" || die "the server's write_prometheus does not answer"
-FLEET_RULES=$rules prometheus_start "$d/prom" "$pq" "$wp"
+FLEET_DISK_RULES=$disk_rules FLEET_RULES=$rules prometheus_start "$d/prom" "$pq" "$wp"
 wait_until 30 curl -sf -o /dev/null "http://127.0.0.1:$pq/-/ready" || die "Prometheus is not ready: $(tail -2 "$d/prom/prometheus.log")"
 t0=$SECONDS
 for n in $MEMBERS; do

@@ -482,25 +482,27 @@ write_prometheus_conf() {
 # prometheus_start DIR PORT [SCRAPE_PORT]: a real Prometheus on 127.0.0.1:PORT
 # with its data and log (prometheus.log) in DIR, registered for cleanup. With
 # SCRAPE_PORT it first writes DIR/prometheus.yml: scrape and evaluation every
-# second, the shipped dashboards/alerts.yml and fleet_rules.yml, and the
+# second, the shipped dashboards/alerts.yml, fleet_disk_rules.yml and
+# fleet_rules.yml (one Prometheus sees every disk), and the
 # shipped scrape job (contrib/examples/prometheus-scrape.yml: honor_labels,
 # the join labels' metric_relabel_configs) named collectd, on
 # 127.0.0.1:SCRAPE_PORT (collectd's write_prometheus); without,
-# DIR/prometheus.yml must exist. FLEET_RULES: another file in place of the
-# shipped fleet_rules.yml (a test's copy with shorter windows). ALERTMANAGER
+# DIR/prometheus.yml must exist. FLEET_DISK_RULES, FLEET_RULES: other files
+# in place of the shipped ones (a test's copies with shorter windows). ALERTMANAGER
 # (host:port, with SCRAPE_PORT): the alerts go to that Alertmanager.
 prometheus_start() {
   local p=$1 port=$2 rules=${FLEET_RULES:-$top_srcdir/dashboards/fleet_rules.yml}
+  local disk_rules=${FLEET_DISK_RULES:-$top_srcdir/dashboards/fleet_disk_rules.yml}
   mkdir -p "$p"
   if [ -n "${3:-}" ]; then
-    python3 - "$top_srcdir" "$3" "$rules" "${4:-}" >"$p/prometheus.yml" <<'PY' || die "cannot write $p/prometheus.yml from the shipped scrape config"
+    python3 - "$top_srcdir" "$3" "$disk_rules" "$rules" "${4:-}" >"$p/prometheus.yml" <<'PY' || die "cannot write $p/prometheus.yml from the shipped scrape config"
 import json, sys, yaml
-top, port, fleet_rules, am = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+top, port, fleet_disk_rules, fleet_rules, am = sys.argv[1:6]
 job = yaml.safe_load(open(f"{top}/contrib/examples/prometheus-scrape.yml"))["scrape_configs"][0]
 job.update(job_name="collectd", scrape_interval="1s",
            static_configs=[{"targets": [f"127.0.0.1:{port}"]}])
 conf = {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "rule_files": [f"{top}/dashboards/alerts.yml", fleet_rules],
+        "rule_files": [f"{top}/dashboards/alerts.yml", fleet_disk_rules, fleet_rules],
         "scrape_configs": [job]}
 if am:
     conf["alerting"] = {"alertmanagers": [{"static_configs": [{"targets": [am]}]}]}

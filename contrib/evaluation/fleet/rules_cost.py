@@ -3,7 +3,7 @@
 
   rules_cost.py gen FILE DISKS CLASSES STEP_S BACK_S
       OpenMetrics for promtool tsdb create-blocks-from openmetrics: the
-      series dashboards/fleet_rules.yml reads, as the shipped scrape job
+      series dashboards/fleet_disk_rules.yml reads, as the shipped scrape job
       stores them (the join labels device= and class= already set), for
       DISKS disks, four per host, in CLASSES classes (every 997th disk 4x
       slower than its class), one sample every STEP_S seconds from

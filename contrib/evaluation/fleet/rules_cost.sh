@@ -1,7 +1,8 @@
 #!/bin/bash
-# contrib/evaluation/fleet/rules_cost.sh - what dashboards/fleet_rules.yml
-# costs a Prometheus per 10,000 disks, measured. A benchmark: it prints
-# figures and never fails on a number (not in make check).
+# contrib/evaluation/fleet/rules_cost.sh - what the fleet rules
+# (dashboards/fleet_disk_rules.yml and fleet_rules.yml, one Prometheus)
+# cost per 10,000 disks, measured. A benchmark: it prints figures and
+# never fails on a number (not in make check).
 #
 #   bash contrib/evaluation/fleet/rules_cost.sh          # about 10 minutes
 #   DISKS=2000 bash contrib/evaluation/fleet/rules_cost.sh
@@ -16,7 +17,7 @@
 #    the rules' hour is full; every 997th disk is 4x slower than its class.
 # 2. promtool tsdb create-blocks-from openmetrics makes TSDB blocks of it.
 # 3. Two Prometheus runs on copies of those blocks, EVAL (15 s) evaluation
-#    interval, SECONDS_RUN (150) s each: with fleet_rules.yml as shipped
+#    interval, SECONDS_RUN (150) s each: with both rule files as shipped
 #    (first: its instant selectors need samples of the last 5 min), then
 #    the control without rule files. rules_cost.py sample reads each group's
 #    evaluationTime (/api/v1/rules) at every new evaluation and, at the
@@ -81,14 +82,14 @@ run() {
   wait "$pid" 2>/dev/null
   pid=
 }
-run rules "$top/dashboards/fleet_rules.yml"
+run rules "$top/dashboards/fleet_disk_rules.yml" "$top/dashboards/fleet_rules.yml"
 run control
 
 python3 - "$w/control.json" "$w/rules.json" "$w/gen.json" "$EVAL" <<'PY'
 import json, statistics, sys
 ctl, rul, gen = (json.load(open(f)) for f in sys.argv[1:4])
 mb = lambda x: x / 2**20
-print("fleet_rules.yml on %d disks (%d hosts, %d classes), one sample per series every %d s, evaluation every %s:"
+print("fleet_disk_rules.yml + fleet_rules.yml on %d disks (%d hosts, %d classes), one sample per series every %d s, evaluation every %s:"
       % (gen["disks"], gen["hosts"], gen["classes"], gen["step_s"], sys.argv[4]))
 for g, ts in sorted(rul["evaluations"].items()):
     print("  group %-28s %2d evaluations, evaluation time median %.3f s, worst %.3f s"
