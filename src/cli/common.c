@@ -8,8 +8,10 @@
 #include "cli.h"
 #include "units.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -479,5 +481,21 @@ int dp_cli_since(const char *cmd, const char *arg, double *out_s) {
     return -1;
   }
   *out_s = (double)(ns / 1000000000ULL);
+  return 0;
+}
+
+int dp_cli_prometheus_limit(const char *cmd, const char *arg, size_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long mib = strtoull(arg, &end, 10);
+  if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 || mib < 1 ||
+      mib > 65536) {
+    fprintf(stderr,
+            "diskprobe %s: --prometheus-limit '%s': MiB, an integer 1 to "
+            "65536\n",
+            cmd, arg);
+    return -1;
+  }
+  *out = (size_t)mib << 20;
   return 0;
 }
