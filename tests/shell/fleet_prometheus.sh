@@ -10,9 +10,11 @@
 # on a free port. Five SSD-A disks, h5's 4x slower in every figure, one of
 # them on a host named q"4 (a quote: must be matched, not break the
 # query); an HDD-B disk; h6, four disks of a device view with sde's await
-# 3x its peers'. fleet over the API ranks h5 first (x4) and prints the
-# same table as over the tree, the age column aside (the runs' clocks
-# differ by a second); the fail-slow detector flags h6 sde and no other
+# 3x its peers'. h2's probe series come from two shards (another `shard`
+# label), a third of their samples from both, as in a re-shard. fleet over
+# the API ranks h5 first (x4) and prints the same table as over the tree,
+# the age column aside (the runs' clocks differ by a second); the fail-slow
+# detector flags h6 sde and no other
 # both ways, but not at the same minute: the RRD read gives a row for
 # every step of the window, unknown rows before the data begins, and the
 # detector's windows count from the first row, while the API gives only
@@ -65,7 +67,11 @@ def series(path, ds, cols, host, pi, typ, extra=""):
     plugin_type = path.rsplit("/", 1)[1].split("-", 1)[0]
     for n, c in zip(ds, cols):
         name = "collectd_diskprobe_" + plugin_type + ("" if n == "value" else "_" + n)
-        fam.setdefault(name, []).append((lab, c))
+        if host == "h2":  # scraped by shard 0, then by shard 1 (a third of it by both)
+            fam.setdefault(name, []).append((lab + ',shard="0"', ts[:160], c[:160]))
+            fam.setdefault(name, []).append((lab + ',shard="1"', ts[80:], c[80:]))
+        else:
+            fam.setdefault(name, []).append((lab, ts, c))
 lat = ["min", "mean", "p50", "p90", "p99", "p999", "max"]
 def latcols(p, ks):
     return [[v * k for v in p] for k in ks]
@@ -101,8 +107,8 @@ series(t + "/operations_per_second-randread-qd32.rrd", ["value"], [noisy(50000)]
 with open(out + "/om.txt", "w") as f:
     for name, ss in fam.items():
         print("# TYPE %s gauge" % name, file=f)
-        for lab, vals in ss:
-            for t, v in zip(ts, vals):
+        for lab, times, vals in ss:
+            for t, v in zip(times, vals):
                 print("%s{%s} %r %d" % (name, lab, v, t), file=f)
     print("# EOF", file=f)
 PY
