@@ -249,7 +249,8 @@ static int side_from_prom(side_t *sd, const char *url, dp_promin_fleet_t *f) {
 
 /* Both sides from the API: a class side needs every target's class, so
  * then the whole fleet is read once; a HOST or HOST/TARGET side reads
- * only its own series. 0 or 2. */
+ * only its own series (instance="HOST"), or the whole fleet when there are
+ * none. 0 or 2. */
 static int sides_from_prom(side_t *a, side_t *b, const dp_promin_conf_t *c,
                            time_t start, time_t end) {
   char url[1024];
@@ -272,6 +273,10 @@ static int sides_from_prom(side_t *a, side_t *b, const dp_promin_conf_t *c,
       rc = dp_promin_read(CMD, c, host, slash ? slash + 1 : NULL, ~0u, start,
                           end, &f);
       free(host);
+      /* none with instance=HOST: scraped without honor_labels, the host
+       * is in exported_instance, which only the whole read looks at */
+      if (rc == 0 && f.n == 0)
+        rc = dp_promin_read(CMD, c, NULL, NULL, ~0u, start, end, &f);
     }
     if (rc == 0)
       rc = side_from_prom(sd[i], url, &f);

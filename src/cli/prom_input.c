@@ -289,7 +289,10 @@ static int collect(const char *cmd, const dp_promin_conf_t *c, json_t *res,
     pseries_t *s = &l->s[l->n];
     memset(s, 0, sizeof(*s));
     s->kind = kind;
-    s->host = strdup(label(m, "instance"));
+    /* scraped without honor_labels, the host is in exported_instance and
+     * instance is the collector's address, the same for every host */
+    const char *host = label(m, "exported_instance");
+    s->host = strdup(host[0] ? host : label(m, "instance"));
     s->target = strdup(label(m, "diskprobe"));
     s->type = strdup(label(m, "type"));
     s->p = malloc(json_array_size(vals) * sizeof(*s->p));

@@ -3,7 +3,8 @@
  * compare --prometheus URL` read from a Prometheus-compatible HTTP API
  * (Prometheus, VictoriaMetrics): the figures rrd_input.h reads from an RRD
  * tree, from the series collectd's write_prometheus exports, scraped with
- * honor_labels (contrib/examples/prometheus-scrape.yml):
+ * honor_labels (contrib/examples/prometheus-scrape.yml; without it the
+ * host is in exported_instance, which is then read instead of instance):
  *
  *   collectd_diskprobe_probe_latency_p50{instance=HOST, diskprobe=TARGET,
  *     type=PROBE} (and _mean), collectd_diskprobe_operations_per_second,

@@ -11,7 +11,8 @@
 # them on a host named q"4 (a quote: must be matched, not break the
 # query); an HDD-B disk; h6, four disks of a device view with sde's await
 # 3x its peers'. h2's probe series come from two shards (another `shard`
-# label), a third of their samples from both, as in a re-shard. fleet over
+# label), a third of their samples from both, as in a re-shard; h10's were
+# scraped without honor_labels (exported_instance). fleet over
 # the API ranks h5 first (x4) and prints the same table as over the tree,
 # the age column aside (the runs' clocks differ by a second); the fail-slow
 # detector flags h6 sde and no other
@@ -64,6 +65,8 @@ def series(path, ds, cols, host, pi, typ, extra=""):
     print("%s\t%s\t%s" % (path, " ".join("DS:%s:GAUGE:%d:0:U" % (n, 2 * step) for n in ds), ups), file=rrd)
     q = lambda s: s.replace("\\", "\\\\").replace('"', '\\"')
     lab = 'instance="%s",job="diskprobe-fleet",diskprobe="%s",type="%s"%s' % (q(host), q(pi), q(typ), extra)
+    if host == "h10":  # scraped without honor_labels
+        lab = lab.replace('instance="h10"', 'instance="collector:9103",exported_instance="h10"')
     plugin_type = path.rsplit("/", 1)[1].split("-", 1)[0]
     for n, c in zip(ds, cols):
         name = "collectd_diskprobe_" + plugin_type + ("" if n == "value" else "_" + n)
