@@ -4,28 +4,30 @@
 # the same commands over an RRD tree of the same values. One generator
 # writes 4 hours of rounds at a 60 s step (noise from a fixed seed) both
 # as rrdtool arguments in collectd's layout and as OpenMetrics with the
-# labels collectd's write_prometheus and contrib/examples/prometheus-
-# scrape.yml give them (instance, diskprobe, type, device, class); promtool
-# backfills the OpenMetrics into a data directory and Prometheus serves it
-# on a free port. Five SSD-A disks, h5's 4x slower in every figure, one of
-# them on a host named q"4 (a quote: must be matched, not break the
-# query); an HDD-B disk; h6, four disks of a device view with sde's await
-# 3x its peers'. h2's probe series come from two shards (another `shard`
-# label), a third of their samples from both, as in a re-shard; h10's were
-# scraped without honor_labels (exported_instance). fleet over
-# the API ranks h5 first (x4) and prints the same table as over the tree,
-# the age column aside (the runs' clocks differ by a second); the fail-slow
-# detector flags h6 sde and no other
+# labels collectd's write_prometheus and
+# contrib/examples/prometheus-scrape.yml give them (instance, diskprobe,
+# type, device, class); promtool backfills the OpenMetrics into a data
+# directory and Prometheus serves it on a free port. Five SSD-A disks,
+# h5's 4x slower in every figure, one of them on a host named q"4 (a
+# quote: must be matched, not break the query); an HDD-B disk; h6, four
+# disks of a device view with sde's await 3x its peers'. h2's probe series
+# come from two shards (another `shard` label), a third of their samples
+# from both, as in a re-shard; h10's were scraped without honor_labels
+# (exported_instance). fleet over the API ranks h5 first (x4) and prints
+# the same table as over the tree, the age column aside (the runs' clocks
+# differ by a second); the fail-slow detector flags h6 sde and no other
 # both ways, but not at the same minute: the RRD read gives a row for
 # every step of the window, unknown rows before the data begins, and the
 # detector's windows count from the first row, while the API gives only
 # the samples (said in src/cli/README.md). JSON and HTML agree the same
 # way. compare gives byte-identical JSON both ways for host/target, host,
-# class:NAME and the quoted host. Errors, each one line naming the URL and
-# the cause, exit 2: a refused port, HTTP 500, an answer that is not JSON,
-# Prometheus's own error (a second Prometheus over a copy of the data
-# with --query.max-samples too small), an answer over --prometheus-limit
-# (with and without a Content-Length), and no targets in the window.
+# class:NAME and the quoted host. VictoriaMetrics (Debian's, the same
+# OpenMetrics imported) gives the same table and class comparison. Errors,
+# each one line naming the URL and the cause, exit 2: a refused port, HTTP
+# 500, an answer that is not JSON, Prometheus's own error (a second
+# Prometheus over a copy of the data with --query.max-samples too small),
+# an answer over --prometheus-limit (with and without a Content-Length),
+# and no targets in the window.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd rrdtool
@@ -33,6 +35,7 @@ need_cmd python3
 need_cmd prometheus prometheus
 need_cmd promtool prometheus
 need_cmd curl curl
+need_cmd victoria-metrics victoria-metrics
 FAILED=0
 d=$(make_tmpdir)
 dp="$top_builddir/src/cli/diskprobe"
@@ -190,6 +193,22 @@ grep -Eq '^IOPS at QD32: 4\.[0-9]+x lower on B' "$d/c.txt" && pass "compare --pr
   fail "compare --prometheus text: $(head -3 "$d/c.txt")"
 v=$(python3 -c "import json,sys; print(' '.join(sorted(set(r['verdict'] for r in json.load(open(sys.argv[1]))['rows']))))" "$d/c_prom.json")
 [ "$v" = "within noise" ] && pass "compare --prometheus h2/fast h10/fast: within noise" || fail "compare h2/fast h10/fast: verdicts '$v'"
+
+# ---- the same over VictoriaMetrics (its own /api/v1/query) ----
+vport=$(free_port)
+V="http://127.0.0.1:$vport"
+victoria-metrics -storageDataPath="$d/vm" -httpListenAddr="127.0.0.1:$vport" -retentionPeriod=100y \
+  -loggerLevel=ERROR >"$d/vm.log" 2>&1 &
+register_pid $!
+wait_until 30 curl -fs "$V/health" -o /dev/null || { cat "$d/vm.log"; die "VictoriaMetrics not ready on $V"; }
+grep -v '^#' "$d/om.txt" | curl -fs --data-binary @- "$V/api/v1/import/prometheus" &&
+  curl -fs "$V/internal/force_flush" -o /dev/null || die "VictoriaMetrics did not take the import"
+"$dp" fleet --since 5h --prometheus "$V" >"$d/f_vm.txt" 2>"$d/f.err" || fail "fleet --prometheus VictoriaMetrics exited $?: $(cat "$d/f.err")"
+diff <(noage "$d/f_rrd.txt") <(noage "$d/f_vm.txt") >"$d/f.diff" &&
+  pass "fleet: the same table over VictoriaMetrics as over the RRD tree" || fail "fleet over VictoriaMetrics: $(cat "$d/f.diff")"
+"$dp" compare --prometheus "$V" --since 5h --format json class:SSD-A h5 >"$d/c_vm.json" &&
+  "$dp" compare --rrd "$d/rrd" --since 5h --format json class:SSD-A h5 | cmp -s - "$d/c_vm.json" &&
+  pass "compare class:SSD-A h5: the same JSON over VictoriaMetrics" || fail "compare over VictoriaMetrics differs"
 
 # ---- errors: one line naming the URL and the cause, exit 2 ----
 # err NAME WANT CMD...: CMD exits 2 with one line on stderr that names the
