@@ -7,6 +7,8 @@
  *
  *   diskprobe compare [--format text|json] FILE_A FILE_B
  *   diskprobe compare --rrd DIR [--since 24h] [--format text|json] A B
+ *   diskprobe compare --prometheus URL [--prometheus-limit MIB] [--since 24h]
+ *                     [--format text|json] A B
  *
  * Sides: two recordings of `diskprobe watch --format json` (its probe
  * lines, read as `diskprobe replay` reads them; every target of a file
@@ -14,7 +16,9 @@
  * or, with --rrd, a central server's RRD tree (rrd_input.h) and
  * A, B each one of HOST (every target of the host), HOST/TARGET, or
  * class:NAME (every target whose disk is of that class), the rows between
- * now - since and now. A side of several targets pools their rounds.
+ * now - since and now; or, with --prometheus, the same series from a
+ * Prometheus-compatible HTTP API (prom_input.h), the same sides. A side of
+ * several targets pools their rounds (in the tree's order either way).
  *
  * Per round: randread-qd1's and randread-qd32's IOPS, p50 and mean
  * latency, seqread's bytes/s (from a recording: "bytes_per_second", or in

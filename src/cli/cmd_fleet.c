@@ -3,9 +3,14 @@
  * server's RRD tree ranked against the other disks of its class, and the
  * fail-slow detector run over each host's device-view history.
  *
- *   diskprobe fleet [--since 24h] [--format text|json|html] [--out FILE] DIR
+ *   diskprobe fleet [--since 24h] [--format text|json|html] [--out FILE]
+ *                   (DIR | --prometheus URL [--prometheus-limit MIB])
  *
- * DIR is collectd's rrdtool plugin's DataDir (rrd_input.h: the files read).
+ * DIR is collectd's rrdtool plugin's DataDir (rrd_input.h: the files read);
+ * with --prometheus the same series come from a Prometheus-compatible HTTP
+ * API (prom_input.h), the rest as below ("the tree" then the API; nothing
+ * is skipped there: an answer is read whole or the run fails with one line
+ * naming the URL, exit 2).
  * A target's disk is named by its target_device-DISK.rrd, the disk's class
  * by HOST/diskprobe-dev-DISK/disk_info-CLASS.rrd (the newest one; the
  * plugin's Class option, else the disk's model); a target without either
