@@ -7,7 +7,7 @@
  *
  *   diskprobe compare [--format text|json] FILE_A FILE_B
  *   diskprobe compare --rrd DIR [--since 24h] [--format text|json] A B
- *   diskprobe compare --prometheus URL [--prometheus-limit MIB] [--since 24h]
+ *   diskprobe compare --prometheus URL [--prometheus-limit SIZE] [--since 24h]
  *                     [--format text|json] A B
  *
  * Sides: two recordings of `diskprobe watch --format json` (its probe
@@ -488,7 +488,7 @@ typedef struct {
 static const char *const compare_usage[] = {
     "[--format text|json] FILE_A FILE_B",
     "--rrd DIR [--since 24h] [--format text|json] A B",
-    "--prometheus URL [--prometheus-limit MIB] [--since 24h] [--format ...] "
+    "--prometheus URL [--prometheus-limit SIZE] [--since 24h] [--format ...] "
     "A B",
     NULL};
 static const dp_cli_opt_help_t compare_opts[] = {
@@ -498,8 +498,9 @@ static const dp_cli_opt_help_t compare_opts[] = {
     {"--prometheus URL",
      "read the sides from a Prometheus-compatible HTTP API instead (the "
      "series fleet reads); A and B as with --rrd"},
-    {"--prometheus-limit MIB",
-     "with --prometheus: refuse an answer larger than this (default 256)"},
+    {"--prometheus-limit SIZE",
+     "with --prometheus: the largest answer read; a larger one is asked "
+     "for again in parts of the window (default 64M)"},
     {"--since DURATION",
      "with --rrd or --prometheus: the window up to now (default 24h)"},
     {"--format text|json",

@@ -4,7 +4,7 @@
  * fail-slow detector run over each host's device-view history.
  *
  *   diskprobe fleet [--since 24h] [--format text|json|html] [--out FILE]
- *                   (DIR | --prometheus URL [--prometheus-limit MIB])
+ *                   (DIR | --prometheus URL [--prometheus-limit SIZE])
  *
  * DIR is collectd's rrdtool plugin's DataDir (rrd_input.h: the files read);
  * with --prometheus the same series come from a Prometheus-compatible HTTP
@@ -500,8 +500,9 @@ static const dp_cli_opt_help_t fleet_opts[] = {
     {"--prometheus URL",
      "read the series from a Prometheus-compatible HTTP API (Prometheus, "
      "VictoriaMetrics) instead of an RRD tree: http://prom:9090"},
-    {"--prometheus-limit MIB",
-     "with --prometheus: refuse an answer larger than this (default 256)"},
+    {"--prometheus-limit SIZE",
+     "with --prometheus: the largest answer read; a larger one is asked "
+     "for again in parts of the window (default 64M)"},
     {"--since DURATION",
      "the window up to now (default 24h, at least 1s; 90min, 7d)"},
     {"--format text|json|html",
@@ -513,7 +514,7 @@ static const char *const fleet_examples[] = {
     "diskprobe fleet /var/lib/collectd/rrd",
     "diskprobe fleet --since 7d --format html --out fleet.html /srv/rrd",
     "diskprobe fleet --prometheus http://prometheus:9090 --since 6h",
-    "diskprobe fleet --prometheus http://vm:8428 --prometheus-limit 1024",
+    "diskprobe fleet --prometheus http://vm:8428 --prometheus-limit 512M",
     NULL};
 const dp_cli_help_t dp_cli_help_fleet = {
     "fleet",

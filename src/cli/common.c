@@ -8,10 +8,9 @@
 #include "cli.h"
 #include "units.h"
 
-#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -485,17 +484,14 @@ int dp_cli_since(const char *cmd, const char *arg, double *out_s) {
 }
 
 int dp_cli_prometheus_limit(const char *cmd, const char *arg, size_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long long mib = strtoull(arg, &end, 10);
-  if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 || mib < 1 ||
-      mib > 65536) {
+  uint64_t b;
+  if (dp_parse_size(arg, &b) != 0 || b < 4096 || b > ((uint64_t)64 << 30)) {
     fprintf(stderr,
-            "diskprobe %s: --prometheus-limit '%s': MiB, an integer 1 to "
-            "65536\n",
+            "diskprobe %s: --prometheus-limit '%s': a size from 4k to 64G "
+            "(64M, 512k)\n",
             cmd, arg);
     return -1;
   }
-  *out = (size_t)mib << 20;
+  *out = (size_t)b;
   return 0;
 }

@@ -3,6 +3,7 @@
 #include "prom_input.h"
 #include "build-config.h"
 #include "cli.h"
+#include "units.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -140,10 +141,17 @@ static void body_start(const body_t *b, char *out, size_t len) {
     snprintf(out, len, "\"%.*s%s\"", (int)l, b->p, l < b->n ? "..." : "");
 }
 
+/* An answer over the limit, before the window was split small enough. */
+#define OVER_LIMIT 3
+
+/* The shortest window an answer over the limit is split down to. */
+#define SPLIT_MIN_S 60
+
 /* GET URL/api/v1/query of promql at `at`; *result the answer's
- * data.result (a reference of the caller's). 0, or 2 after one line. */
+ * data.result (a reference of the caller's). 0, 2 after one line, or
+ * OVER_LIMIT (no line) when the answer passed the limit and `quiet`. */
 static int query(const char *cmd, const dp_promin_conf_t *c, const char *promql,
-                 time_t at, json_t **result) {
+                 time_t at, int quiet, json_t **result) {
   CURL *h = handle();
   if (h == NULL)
     return fail(cmd, c, "libcurl could not be initialised");
@@ -182,11 +190,15 @@ static int query(const char *cmd, const dp_promin_conf_t *c, const char *promql,
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   int rc = 0;
   json_t *doc = NULL;
-  if (b.over || cc == CURLE_FILESIZE_EXCEEDED) {
+  if ((b.over || cc == CURLE_FILESIZE_EXCEEDED) && quiet) {
+    rc = OVER_LIMIT;
+  } else if (b.over || cc == CURLE_FILESIZE_EXCEEDED) {
+    char lim[32];
+    dp_format_size(c->max_bytes, lim, sizeof(lim));
     snprintf(why, sizeof(why),
-             "answer larger than %zu MiB: refused (--prometheus-limit; or a "
-             "shorter --since)",
-             c->max_bytes >> 20);
+             "answer larger than %s even for %d s of one figure: refused "
+             "(--prometheus-limit)",
+             lim, SPLIT_MIN_S);
     rc = fail(cmd, c, why);
   } else if (cc != CURLE_OK) {
     rc = fail(cmd, c, err[0] ? err : curl_easy_strerror(cc));
@@ -313,7 +325,10 @@ static int collect(const char *cmd, const dp_promin_conf_t *c, json_t *res,
   return 0;
 }
 
-/* NAME{type="TYPE",SEL}[Ns] at end into l as kind. 0 or 2. */
+/* NAME{type="TYPE",SEL}[Ns] at end (N = end - start) into l as kind; an
+ * answer over the limit is asked for again as two halves of the window,
+ * down to SPLIT_MIN_S (the halves share their edge's samples: merged()
+ * keeps one). 0 or 2. */
 static int fetch(const char *cmd, const dp_promin_conf_t *c, const char *name,
                  const char *type, const char *sel, time_t start, time_t end,
                  int kind, plist_t *l) {
@@ -326,11 +341,18 @@ static int fetch(const char *cmd, const dp_promin_conf_t *c, const char *name,
                range > 0 ? range : 1) < 0)
     return fail(cmd, c, "out of memory");
   json_t *res = NULL;
-  int rc = query(cmd, c, promql, end, &res);
+  int split = end - start >= 2 * SPLIT_MIN_S;
+  int rc = query(cmd, c, promql, end, split, &res);
   free(promql);
   if (rc == 0)
     rc = collect(cmd, c, res, kind, l);
   json_decref(res);
+  if (rc == OVER_LIMIT) {
+    time_t mid = start + (end - start) / 2;
+    rc = fetch(cmd, c, name, type, sel, start, mid, kind, l);
+    if (rc == 0)
+      rc = fetch(cmd, c, name, type, sel, mid, end, kind, l);
+  }
   return rc;
 }
 

@@ -31,13 +31,17 @@
  * query is URL-encoded by libcurl.
  *
  * Bounded: each request gives up after 10 s connecting and 120 s in all,
- * and an answer longer than the limit (dp_promin_conf_t) is refused, not
- * read on. Errors: one line on stderr "diskprobe CMD: URL: WHY" (the URL
- * without user:password@) naming what failed: the connection (libcurl's
- * message: "Failed to connect to ... Connection refused"), an HTTP status
- * with Prometheus's error or the start of the body, an answer that is not
- * JSON, a Prometheus error ("bad_data: ..."), the size limit; return 2.
- * Not thread-safe (libcurl's global init, once).
+ * and an answer longer than the limit (dp_promin_conf_t) is not read on:
+ * the window is asked for again in two halves, each split again while
+ * over the limit, down to 60 s, where the answer is refused. The memory
+ * held per answer is bounded so (jansson's tree is about 12 times the
+ * JSON); the samples kept, 16 bytes each, grow with the window. Errors: one
+ * line on stderr "diskprobe CMD: URL: WHY" (the URL without user:password@)
+ * naming what failed: the connection (libcurl's message: "Failed to connect to
+ * ... Connection refused"), an HTTP status with Prometheus's error or the start
+ * of the body, an answer that is not JSON, a Prometheus error ("bad_data:
+ * ..."), the size limit; return 2. Not thread-safe (libcurl's global init,
+ * once).
  */
 #ifndef DP_CLI_PROM_INPUT_H
 #define DP_CLI_PROM_INPUT_H
@@ -54,9 +58,10 @@ typedef struct {
   size_t max_bytes; /* the largest answer read */
 } dp_promin_conf_t;
 
-/* The default limit of one answer: 256 MiB (a day of one figure of about
- * a thousand targets at a 10 s interval is 250 MB of JSON). */
-#define DP_PROMIN_MAX_BYTES_DEFAULT ((size_t)256 << 20)
+/* The default limit of one answer: 64 MiB (jansson's tree of it takes
+ * about 12 times that, 800 MB; a day of one figure of a thousand targets
+ * at a 10 s interval, 250 MB of JSON, is read as four windows of 6 h). */
+#define DP_PROMIN_MAX_BYTES_DEFAULT ((size_t)64 << 20)
 
 /* The targets read and their series: t[i] (host, target, disk, cls; dir
  * empty) sorted by host then target as an RRD tree's (strverscmp), s[i][k] its

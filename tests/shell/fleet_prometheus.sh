@@ -26,8 +26,9 @@
 # each one line naming the URL and the cause, exit 2: a refused port, HTTP
 # 500, an answer that is not JSON, Prometheus's own error (a second
 # Prometheus over a copy of the data with --query.max-samples too small),
-# an answer over --prometheus-limit (with and without a Content-Length),
-# and no targets in the window.
+# an answer over --prometheus-limit even for 60 s of the window (with and
+# without a Content-Length), and no targets in the window. Under a 16k
+# limit the real answers are read as parts of the window: the same table.
 set -u
 . "$(dirname "$0")/lib.sh"
 need_cmd rrdtool
@@ -151,6 +152,13 @@ if diff <(noage "$d/f_rrd.txt") <(noage "$d/f_prom.txt") >"$d/f.diff"; then
 else
   fail "fleet: the tables differ: $(cat "$d/f.diff")"
 fi
+# answers over a small limit: each window asked for again in halves (a
+# figure's 4 h is about 75 kB of JSON), the same table
+"$dp" fleet --since 5h --prometheus "$U" --prometheus-limit 16k >"$d/f_split.txt" 2>"$d/f.err" ||
+  fail "fleet --prometheus-limit 16k exited $?: $(cat "$d/f.err")"
+diff <(noage "$d/f_rrd.txt") <(noage "$d/f_split.txt") >"$d/f.diff" &&
+  pass "fleet: answers over a 16k limit read in parts of the window, the same table" ||
+  fail "fleet --prometheus-limit 16k: $(cat "$d/f.diff")"
 for f in f_rrd f_prom; do
   grep '^fail-slow: ' "$d/$f.txt" | sed 's/ flagged at .*/ flagged/' >"$d/$f.fs"
 done
@@ -262,8 +270,10 @@ wait_until 10 test -s "$d/srv.port" || die "the test server did not start"
 S="http://127.0.0.1:$(cat "$d/srv.port")"
 err "HTTP 500" "$S/500: HTTP status 500: \"internal trouble" "$dp" fleet --prometheus "$S/500"
 err "not JSON" "$S/html: answer is not JSON .*<html>hello" "$dp" compare --prometheus "$S/html" h1 h2
-err "over the limit, Content-Length" "answer larger than 1 MiB: refused" "$dp" fleet --prometheus "$S/big" --prometheus-limit 1
-err "over the limit, read until closed" "answer larger than 1 MiB: refused" "$dp" fleet --prometheus "$S/bigchunks" --prometheus-limit 1
+err "over the limit, Content-Length" "answer larger than 1M even for 60 s of one figure: refused" \
+  "$dp" fleet --prometheus "$S/big" --prometheus-limit 1M
+err "over the limit, read until closed" "answer larger than 1M even for 60 s of one figure: refused" \
+  "$dp" fleet --prometheus "$S/bigchunks" --prometheus-limit 1M
 # Prometheus's own error: one that may load only 100 samples at once
 port2=$(free_port)
 prometheus --config.file="$d/prom2/prometheus.yml" --storage.tsdb.path="$d/prom2/data" \
@@ -278,8 +288,8 @@ err "no targets in the window" "$U: no diskprobe targets in the window" "$dp" fl
 "$dp" compare --prometheus "$U" h1 'h"9' >/dev/null 2>"$d/e.err"
 [ $? = 2 ] && [ "$(cat "$d/e.err")" = "diskprobe compare: h\"9: no such HOST, HOST/TARGET or class:NAME at $U in the window" ] &&
   pass "compare: a side with no series: $(cat "$d/e.err")" || fail "compare: no such side: $(cat "$d/e.err")"
-"$dp" fleet --prometheus "$U" --prometheus-limit 0 >/dev/null 2>"$d/e.err"
-[ $? = 2 ] && grep -q "prometheus-limit '0'" "$d/e.err" && pass "--prometheus-limit 0 refused" || fail "--prometheus-limit 0: $(cat "$d/e.err")"
+"$dp" fleet --prometheus "$U" --prometheus-limit 1k >/dev/null 2>"$d/e.err"
+[ $? = 2 ] && grep -q "prometheus-limit '1k'" "$d/e.err" && pass "--prometheus-limit 1k refused (4k at least)" || fail "--prometheus-limit 1k: $(cat "$d/e.err")"
 "$dp" compare --prometheus "$U" --rrd "$d/rrd" h1 h2 >/dev/null 2>"$d/e.err"
 [ $? = 2 ] && grep -q "not both" "$d/e.err" && pass "compare --rrd and --prometheus together refused" || fail "compare --rrd --prometheus: $(cat "$d/e.err")"
 "$dp" fleet --prometheus "$U" "$d/rrd" >/dev/null 2>&1

@@ -3,7 +3,8 @@
  * PromQL string literal (a quote, a backslash, a newline or a control
  * character cannot end the literal early or inject a matcher; too small a
  * buffer is refused, not cut), the URL shown in messages (without
- * user:password@), and --prometheus-limit's parse (common.c). The answers
+ * user:password@), and --prometheus-limit's parse (common.c: a size, 4k
+ * to 64G). The answers
  * themselves are read from a real Prometheus in
  * tests/shell/fleet_prometheus.sh. */
 #define _GNU_SOURCE
@@ -57,12 +58,14 @@ static void test_url_shown(void **state) {
 static void test_limit(void **state) {
   (void)state;
   size_t v = 0;
-  assert_int_equal(dp_cli_prometheus_limit("fleet", "1", &v), 0);
-  assert_int_equal(v, (size_t)1 << 20);
-  assert_int_equal(dp_cli_prometheus_limit("fleet", "65536", &v), 0);
-  assert_int_equal(v, (size_t)65536 << 20);
-  assert_int_equal(dp_cli_prometheus_limit("fleet", "0", &v), -1);
-  assert_int_equal(dp_cli_prometheus_limit("fleet", "65537", &v), -1);
+  assert_int_equal(dp_cli_prometheus_limit("fleet", "64M", &v), 0);
+  assert_int_equal(v, (size_t)64 << 20);
+  assert_int_equal(dp_cli_prometheus_limit("fleet", "4k", &v), 0);
+  assert_int_equal(v, 4096);
+  assert_int_equal(dp_cli_prometheus_limit("fleet", "64G", &v), 0);
+  assert_int_equal(v, (size_t)64 << 30);
+  assert_int_equal(dp_cli_prometheus_limit("fleet", "4095", &v), -1);
+  assert_int_equal(dp_cli_prometheus_limit("fleet", "65G", &v), -1);
   assert_int_equal(dp_cli_prometheus_limit("fleet", "-1", &v), -1);
   assert_int_equal(dp_cli_prometheus_limit("fleet", "10x", &v), -1);
   assert_int_equal(dp_cli_prometheus_limit("fleet", "", &v), -1);
