@@ -23,6 +23,7 @@ PKGS=(
   libaio-dev collectd-dev
   librrd-dev # the command's RRD readers (fleet, compare)
   libjansson-dev # the command's JSON readers (replay, failslow)
+  libcurl4-openssl-dev # the command's Prometheus reader (fleet, compare)
   # run: collectd, its rrdtool and write_prometheus plugins' libraries;
   # rrdtool also draws the graph page (src/rrd-graphs)
   collectd-core rrdtool libmicrohttpd12 libprotobuf-c1

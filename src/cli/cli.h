@@ -201,6 +201,11 @@ int dp_cli_getopt_error(const char *cmdname, int ch, char **argv);
  * seconds. 0, or -1 after one line "diskprobe CMD: --since 'ARG': ...". */
 int dp_cli_since(const char *cmd, const char *arg, double *out_s);
 
+/* --prometheus-limit: a size (dp_parse_size: 64M, 512k), 4k to 64G, into
+ * *out bytes. 0, or -1 after one line "diskprobe CMD: --prometheus-limit
+ * 'ARG': ...". */
+int dp_cli_prometheus_limit(const char *cmd, const char *arg, size_t *out);
+
 /* ---- json_out.c: the JSON the command writes -------------------------
  *
  * Every object is built as jansson values and dumped by jansson, the

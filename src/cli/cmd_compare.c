@@ -7,6 +7,8 @@
  *
  *   diskprobe compare [--format text|json] FILE_A FILE_B
  *   diskprobe compare --rrd DIR [--since 24h] [--format text|json] A B
+ *   diskprobe compare --prometheus URL [--prometheus-limit SIZE] [--since 24h]
+ *                     [--format text|json] A B
  *
  * Sides: two recordings of `diskprobe watch --format json` (its probe
  * lines, read as `diskprobe replay` reads them; every target of a file
@@ -14,7 +16,9 @@
  * or, with --rrd, a central server's RRD tree (rrd_input.h) and
  * A, B each one of HOST (every target of the host), HOST/TARGET, or
  * class:NAME (every target whose disk is of that class), the rows between
- * now - since and now. A side of several targets pools their rounds.
+ * now - since and now; or, with --prometheus, the same series from a
+ * Prometheus-compatible HTTP API (prom_input.h), the same sides. A side of
+ * several targets pools their rounds (in the tree's order either way).
  *
  * Per round: randread-qd1's and randread-qd32's IOPS, p50 and mean
  * latency, seqread's bytes/s (from a recording: "bytes_per_second", or in
@@ -51,6 +55,7 @@
 #include "cli.h"
 #include "fleetstat.h"
 #include "jsonl.h"
+#include "prom_input.h"
 #include "replay_input.h"
 #include "rrd_input.h"
 #include "units.h"
@@ -219,6 +224,69 @@ static int side_from_rrd(side_t *sd, const char *root,
     return 2;
   }
   return 0;
+}
+
+/* ---- a side from a Prometheus HTTP API ---------------------------------- */
+
+/* Appends the series of f's targets that belong to sd (taken over), as
+ * side_from_rrd does. 0 or 2. */
+static int side_from_prom(side_t *sd, const char *url, dp_promin_fleet_t *f) {
+  size_t matched = 0;
+  for (size_t i = 0; i < f->n; i++) {
+    if (!spec_has(sd->name, &f->t[i]))
+      continue;
+    matched++;
+    for (int k = 0; k < DP_RRDIN_NSERIES; k++)
+      for (size_t j = 0; j < f->s[i][k].n; j++)
+        if (dp_rrdin_push(&sd->s[k], f->s[i][k].v[j]) != 0)
+          return oom();
+  }
+  if (matched > 0)
+    return 0;
+  fputs("diskprobe " CMD ": ", stderr);
+  dp_cli_put_visible(stderr, sd->name);
+  fputs(": no such HOST, HOST/TARGET or class:NAME at ", stderr);
+  dp_cli_put_visible(stderr, url);
+  fputs(" in the window\n", stderr);
+  return 2;
+}
+
+/* Both sides from the API: a class side needs every target's class, so
+ * then the whole fleet is read once; a HOST or HOST/TARGET side reads
+ * only its own series (instance="HOST"), or the whole fleet when there are
+ * none. 0 or 2. */
+static int sides_from_prom(side_t *a, side_t *b, const dp_promin_conf_t *c,
+                           time_t start, time_t end) {
+  char url[1024];
+  dp_promin_url_shown(c->url, url, sizeof(url));
+  side_t *sd[2] = {a, b};
+  int any_class =
+      strncmp(a->name, "class:", 6) == 0 || strncmp(b->name, "class:", 6) == 0;
+  dp_promin_fleet_t f = {0};
+  int rc = 0;
+  if (any_class)
+    rc = dp_promin_read(CMD, c, NULL, NULL, ~0u, start, end, &f);
+  for (int i = 0; i < 2 && rc == 0; i++) {
+    if (!any_class) {
+      const char *slash = strchr(sd[i]->name, '/');
+      char *host = slash ? strndup(sd[i]->name, (size_t)(slash - sd[i]->name))
+                         : strdup(sd[i]->name);
+      if (host == NULL)
+        return oom();
+      dp_promin_fleet_free(&f);
+      rc = dp_promin_read(CMD, c, host, slash ? slash + 1 : NULL, ~0u, start,
+                          end, &f);
+      free(host);
+      /* none with instance=HOST: scraped without honor_labels, the host
+       * is in exported_instance, which only the whole read looks at */
+      if (rc == 0 && f.n == 0)
+        rc = dp_promin_read(CMD, c, NULL, NULL, ~0u, start, end, &f);
+    }
+    if (rc == 0)
+      rc = side_from_prom(sd[i], url, &f);
+  }
+  dp_promin_fleet_free(&f);
+  return rc;
 }
 
 /* ---- what separates the sides ------------------------------------------ */
@@ -413,17 +481,28 @@ static int compare_sides(int json, side_t *a, side_t *b) {
 typedef struct {
   int json;
   const char *rrd;
+  dp_promin_conf_t prom;
   double since_s;
 } opts_t;
 
 static const char *const compare_usage[] = {
     "[--format text|json] FILE_A FILE_B",
-    "--rrd DIR [--since 24h] [--format text|json] A B", NULL};
+    "--rrd DIR [--since 24h] [--format text|json] A B",
+    "--prometheus URL [--prometheus-limit SIZE] [--since 24h] [--format ...] "
+    "A B",
+    NULL};
 static const dp_cli_opt_help_t compare_opts[] = {
     {"--rrd DIR",
      "read the sides from a central collectd server's RRD tree; A and B are "
      "each HOST, HOST/TARGET or class:NAME"},
-    {"--since DURATION", "with --rrd: the window up to now (default 24h)"},
+    {"--prometheus URL",
+     "read the sides from a Prometheus-compatible HTTP API instead (the "
+     "series fleet reads); A and B as with --rrd"},
+    {"--prometheus-limit SIZE",
+     "with --prometheus: the largest answer read; a larger one is asked "
+     "for again in parts of the window (default 64M)"},
+    {"--since DURATION",
+     "with --rrd or --prometheus: the window up to now (default 24h)"},
     {"--format text|json",
      "the largest separations first, then the table (text, the default), or "
      "one JSON object"},
@@ -432,7 +511,10 @@ static const char *const compare_examples[] = {
     "diskprobe compare before.jsonl after.jsonl",
     "diskprobe compare --rrd /var/lib/collectd/rrd --since 6h db1/data "
     "db2/data",
-    "diskprobe compare --rrd /var/lib/collectd/rrd class:SSD-A db3", NULL};
+    "diskprobe compare --rrd /var/lib/collectd/rrd class:SSD-A db3",
+    "diskprobe compare --prometheus http://prometheus:9090 db1/data db2/data",
+    "diskprobe compare --prometheus http://vm:8428 class:SSD-A db3",
+    NULL};
 const dp_cli_help_t dp_cli_help_compare = {
     "compare",
     "what separates two disks, hosts or classes, beyond noise",
@@ -448,8 +530,9 @@ const dp_cli_help_t dp_cli_help_compare = {
     "beyond 10 % either way), within noise, or too few rounds (under 5). "
     "With --rrd, a file that is not a regular file or that librrd cannot "
     "read is skipped with a line on stderr; a side with no readable file is "
-    "an error. Exit status: 0 when both sides were read, 2 on bad usage or "
-    "unreadable input.",
+    "an error. With --prometheus, an answer that cannot be had is one line "
+    "naming the URL and why. Exit status: 0 when both sides were read, 2 on "
+    "bad usage or unreadable input.",
     compare_examples};
 
 static int usage(FILE *f, int rc) {
@@ -462,11 +545,14 @@ static int usage(FILE *f, int rc) {
 
 /* Options; 0 to go on, else the exit status + 1. */
 static int compare_options(int argc, char **argv, opts_t *o) {
-  static const struct option opts[] = {{"since", required_argument, NULL, 's'},
-                                       {"format", required_argument, NULL, 'f'},
-                                       {"rrd", required_argument, NULL, 'r'},
-                                       {"help", no_argument, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
+  static const struct option opts[] = {
+      {"since", required_argument, NULL, 's'},
+      {"format", required_argument, NULL, 'f'},
+      {"rrd", required_argument, NULL, 'r'},
+      {"prometheus", required_argument, NULL, 'p'},
+      {"prometheus-limit", required_argument, NULL, 'l'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -484,6 +570,13 @@ static int compare_options(int argc, char **argv, opts_t *o) {
     case 'r':
       o->rrd = optarg;
       break;
+    case 'p':
+      o->prom.url = optarg;
+      break;
+    case 'l':
+      if (dp_cli_prometheus_limit(CMD, optarg, &o->prom.max_bytes) != 0)
+        return 3;
+      break;
     case 'h':
       return usage(stdout, 0) + 1;
     default:
@@ -492,6 +585,10 @@ static int compare_options(int argc, char **argv, opts_t *o) {
   }
   if (optind != argc - 2)
     return usage(stderr, 2) + 1;
+  if (o->rrd != NULL && o->prom.url != NULL) {
+    fprintf(stderr, "diskprobe " CMD ": --rrd or --prometheus, not both\n");
+    return 3;
+  }
   return 0;
 }
 
@@ -501,7 +598,8 @@ static void side_free(side_t *sd) {
 }
 
 int dp_cmd_compare(int argc, char **argv) {
-  opts_t o = {.since_s = 86400};
+  opts_t o = {.since_s = 86400,
+              .prom = {.max_bytes = DP_PROMIN_MAX_BYTES_DEFAULT}};
   int rc = compare_options(argc, argv, &o);
   if (rc != 0)
     return rc - 1;
@@ -518,6 +616,9 @@ int dp_cmd_compare(int argc, char **argv) {
       rc = side_from_rrd(&b, o.rrd, t, nt, start, now, &sk);
     free(t);
     dp_rrdin_skips_free(&sk);
+  } else if (o.prom.url != NULL) {
+    time_t now = time(NULL);
+    rc = sides_from_prom(&a, &b, &o.prom, now - (time_t)o.since_s, now);
   } else {
     rc = side_from_file(&a);
     if (rc == 0)

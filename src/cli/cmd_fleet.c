@@ -3,9 +3,14 @@
  * server's RRD tree ranked against the other disks of its class, and the
  * fail-slow detector run over each host's device-view history.
  *
- *   diskprobe fleet [--since 24h] [--format text|json|html] [--out FILE] DIR
+ *   diskprobe fleet [--since 24h] [--format text|json|html] [--out FILE]
+ *                   (DIR | --prometheus URL [--prometheus-limit SIZE])
  *
- * DIR is collectd's rrdtool plugin's DataDir (rrd_input.h: the files read).
+ * DIR is collectd's rrdtool plugin's DataDir (rrd_input.h: the files read);
+ * with --prometheus the same series come from a Prometheus-compatible HTTP
+ * API (prom_input.h), the rest as below ("the tree" then the API; nothing
+ * is skipped there: an answer is read whole or the run fails with one line
+ * naming the URL, exit 2).
  * A target's disk is named by its target_device-DISK.rrd, the disk's class
  * by HOST/diskprobe-dev-DISK/disk_info-CLASS.rrd (the newest one; the
  * plugin's Class option, else the disk's model); a target without either
@@ -47,6 +52,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "fleetstat.h"
+#include "prom_input.h"
 #include "rrd_input.h"
 #include "units.h"
 
@@ -72,7 +78,10 @@ typedef struct {
 } fsres_t;
 
 typedef struct {
-  const char *root;
+  const char *root;      /* the tree, or the URL shown */
+  dp_promin_conf_t prom; /* url NULL: the RRD tree */
+  dp_promin_fleet_t pf;  /* what was read from it */
+  char shown[1024];
   int format;
   const char *out;
   double since_s;
@@ -102,8 +111,15 @@ static int fleet_rank(fleet_t *fl) {
   time_t start = fl->now - (time_t)fl->since_s;
   for (size_t i = 0; i < fl->nt; i++) {
     dp_rrdin_values_t s[DP_RRDIN_NSERIES] = {{0}};
-    int rc = dp_rrdin_target_values(CMD, &fl->t[i], start, fl->now, s,
-                                    &fl->newest[i], &fl->sk);
+    int rc = 0;
+    if (fl->prom.url != NULL) { /* read already: taken over */
+      memcpy(s, fl->pf.s[i], sizeof(s));
+      memset(fl->pf.s[i], 0, sizeof(s));
+      fl->newest[i] = fl->pf.newest[i];
+    } else {
+      rc = dp_rrdin_target_values(CMD, &fl->t[i], start, fl->now, s,
+                                  &fl->newest[i], &fl->sk);
+    }
     dp_fleetstat_row_t *r = &fl->rows[i];
     r->id = i;
     r->cls = fl->t[i].cls;
@@ -129,12 +145,10 @@ static int fleet_rank(fleet_t *fl) {
   return 0;
 }
 
-/* Adds host's detector results to fl->fs. 0 or 2. */
-static int fleet_failslow_host(fleet_t *fl, const char *host) {
-  dp_fsinput_host_t h;
-  memset(&h, 0, sizeof(h));
-  time_t start = fl->now - (time_t)fl->since_s;
-  int rc = dp_rrdin_devview(CMD, fl->root, host, start, fl->now, &h, &fl->sk);
+/* Adds the detector's results over host's device view h (rc: how its
+ * read went) to fl->fs. 0 or 2. */
+static int fleet_failslow_host(fleet_t *fl, const char *host,
+                               dp_fsinput_host_t h, int rc) {
   int64_t *first = calloc(h.ndisks + 1, sizeof(*first));
   double *maxs = calloc(h.ndisks + 1, sizeof(*maxs));
   fsres_t *fs = realloc(fl->fs, (fl->nfs + h.ndisks + 1) * sizeof(*fs));
@@ -163,16 +177,38 @@ static int fleet_failslow_host(fleet_t *fl, const char *host) {
   return rc;
 }
 
-/* The detector over every host of the tree (targets are sorted by host). */
+/* The detector over every host of the tree or the API (targets are sorted
+ * by host): a host's device view is read with its targets'. */
 static int fleet_failslow(fleet_t *fl) {
-  for (size_t i = 0; i < fl->nt; i++) {
+  time_t start = fl->now - (time_t)fl->since_s;
+  dp_fsinput_host_t *ph = NULL;
+  size_t nph = 0, k = 0;
+  int rc = 0;
+  if (fl->prom.url != NULL)
+    rc = dp_promin_devview(CMD, &fl->prom, start, fl->now, &ph, &nph);
+  for (size_t i = 0; i < fl->nt && rc == 0; i++) {
     if (i > 0 && strcmp(fl->t[i].host, fl->t[i - 1].host) == 0)
       continue;
-    int rc = fleet_failslow_host(fl, fl->t[i].host);
-    if (rc != 0)
-      return rc;
+    dp_fsinput_host_t h;
+    memset(&h, 0, sizeof(h));
+    int r = 0;
+    if (fl->prom.url == NULL) {
+      r = dp_rrdin_devview(CMD, fl->root, fl->t[i].host, start, fl->now, &h,
+                           &fl->sk);
+    } else { /* both sorted by host: taken over */
+      while (k < nph && strverscmp(ph[k].name, fl->t[i].host) < 0)
+        k++;
+      if (k < nph && strcmp(ph[k].name, fl->t[i].host) == 0) {
+        h = ph[k];
+        memset(&ph[k], 0, sizeof(ph[k]));
+      }
+    }
+    rc = fleet_failslow_host(fl, fl->t[i].host, h, r);
   }
-  return 0;
+  for (size_t i = 0; i < nph; i++)
+    dp_fsinput_host_free(&ph[i]);
+  free(ph);
+  return rc;
 }
 
 static const fsres_t *fs_of(const fleet_t *fl, const dp_rrdin_target_t *t) {
@@ -457,8 +493,16 @@ static void print_html(const fleet_t *fl, FILE *o) {
 /* ---- options ------------------------------------------------------------ */
 
 static const char *const fleet_usage[] = {
-    "[--since 24h] [--format text|json|html] [--out FILE] DIR", NULL};
+    "[--since 24h] [--format text|json|html] [--out FILE] "
+    "(DIR | --prometheus URL)",
+    NULL};
 static const dp_cli_opt_help_t fleet_opts[] = {
+    {"--prometheus URL",
+     "read the series from a Prometheus-compatible HTTP API (Prometheus, "
+     "VictoriaMetrics) instead of an RRD tree: http://prom:9090"},
+    {"--prometheus-limit SIZE",
+     "with --prometheus: the largest answer read; a larger one is asked "
+     "for again in parts of the window (default 64M)"},
     {"--since DURATION",
      "the window up to now (default 24h, at least 1s; 90min, 7d)"},
     {"--format text|json|html",
@@ -468,10 +512,13 @@ static const dp_cli_opt_help_t fleet_opts[] = {
     {NULL, NULL}};
 static const char *const fleet_examples[] = {
     "diskprobe fleet /var/lib/collectd/rrd",
-    "diskprobe fleet --since 7d --format html --out fleet.html /srv/rrd", NULL};
+    "diskprobe fleet --since 7d --format html --out fleet.html /srv/rrd",
+    "diskprobe fleet --prometheus http://prometheus:9090 --since 6h",
+    "diskprobe fleet --prometheus http://vm:8428 --prometheus-limit 512M",
+    NULL};
 const dp_cli_help_t dp_cli_help_fleet = {
     "fleet",
-    "rank every disk of a collectd RRD tree against its class",
+    "rank each disk against its class (RRD tree, Prometheus)",
     0,
     fleet_usage,
     fleet_opts,
@@ -484,7 +531,11 @@ const dp_cli_help_t dp_cli_help_fleet = {
     "names from the tree are printed with control characters escaped (\\n, "
     "\\x1b). Exit status: 0 when the report was written, 2 on bad usage, a "
     "tree that cannot be listed, has no target or no readable probe file, or "
-    "output that cannot be written.",
+    "output that cannot be written. With --prometheus the same figures come "
+    "from the raw samples of collectd_diskprobe_* (write_prometheus scraped "
+    "with honor_labels: instance is the host, diskprobe the target); an "
+    "answer that cannot be had (refused, HTTP status, not JSON, Prometheus's "
+    "error, over the limit) is one line naming the URL and exit 2.",
     fleet_examples};
 
 static int usage(FILE *f, int rc) {
@@ -497,11 +548,14 @@ static int usage(FILE *f, int rc) {
 
 /* Options into fl; 0 to go on, else the exit status + 1. */
 static int fleet_options(int argc, char **argv, fleet_t *fl) {
-  static const struct option opts[] = {{"since", required_argument, NULL, 's'},
-                                       {"format", required_argument, NULL, 'f'},
-                                       {"out", required_argument, NULL, 'o'},
-                                       {"help", no_argument, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
+  static const struct option opts[] = {
+      {"since", required_argument, NULL, 's'},
+      {"format", required_argument, NULL, 'f'},
+      {"out", required_argument, NULL, 'o'},
+      {"prometheus", required_argument, NULL, 'p'},
+      {"prometheus-limit", required_argument, NULL, 'l'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -521,16 +575,45 @@ static int fleet_options(int argc, char **argv, fleet_t *fl) {
     case 'o':
       fl->out = optarg;
       break;
+    case 'p':
+      fl->prom.url = optarg;
+      break;
+    case 'l':
+      if (dp_cli_prometheus_limit(CMD, optarg, &fl->prom.max_bytes) != 0)
+        return 3;
+      break;
     case 'h':
       return usage(stdout, 0) + 1;
     default:
       return usage(stderr, 2) + 1;
     }
   }
-  if (optind != argc - 1)
+  if (optind != argc - (fl->prom.url != NULL ? 0 : 1))
     return usage(stderr, 2) + 1;
-  fl->root = argv[optind];
+  fl->root = fl->prom.url != NULL ? dp_promin_url_shown(fl->prom.url, fl->shown,
+                                                        sizeof(fl->shown))
+                                  : argv[optind];
   return 0;
+}
+
+/* The targets and their figures from the API, as from a tree. 0 or 2. */
+static int fleet_read_prom(fleet_t *fl) {
+  unsigned mask = 0;
+  for (int f = 0; f < DP_FLEETSTAT_NFIGURES; f++)
+    mask |= 1u << fig_series[f];
+  int rc = dp_promin_read(CMD, &fl->prom, NULL, NULL, mask,
+                          fl->now - (time_t)fl->since_s, fl->now, &fl->pf);
+  if (rc == 0 && fl->pf.n == 0) {
+    fprintf(stderr, "diskprobe " CMD ": ");
+    dp_cli_put_visible(stderr, fl->root);
+    fprintf(stderr, ": no diskprobe targets in the window (want "
+                    "collectd_diskprobe_* series with labels instance and "
+                    "diskprobe: write_prometheus scraped with honor_labels)\n");
+    rc = 2;
+  }
+  fl->t = fl->pf.t;
+  fl->nt = fl->pf.n;
+  return rc;
 }
 
 static int fleet_print(const fleet_t *fl) {
@@ -555,19 +638,27 @@ static int fleet_print(const fleet_t *fl) {
 }
 
 int dp_cmd_fleet(int argc, char **argv) {
-  fleet_t fl = {.since_s = 86400, .format = OUT_TEXT};
+  fleet_t fl = {.since_s = 86400,
+                .format = OUT_TEXT,
+                .prom = {.max_bytes = DP_PROMIN_MAX_BYTES_DEFAULT}};
   int rc = fleet_options(argc, argv, &fl);
   if (rc != 0)
     return rc - 1;
   fl.now = time(NULL);
-  rc = dp_rrdin_scan(CMD, fl.root, &fl.t, &fl.nt, &fl.sk);
+  if (fl.prom.url != NULL)
+    rc = fleet_read_prom(&fl);
+  else
+    rc = dp_rrdin_scan(CMD, fl.root, &fl.t, &fl.nt, &fl.sk);
   if (rc == 0)
     rc = fleet_rank(&fl);
   if (rc == 0)
     rc = fleet_failslow(&fl);
   if (rc == 0)
     rc = fleet_print(&fl);
-  free(fl.t);
+  if (fl.prom.url != NULL)
+    dp_promin_fleet_free(&fl.pf);
+  else
+    free(fl.t);
   free(fl.rows);
   free(fl.newest);
   free(fl.fs);

@@ -9,6 +9,7 @@
 #include "units.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -479,5 +480,18 @@ int dp_cli_since(const char *cmd, const char *arg, double *out_s) {
     return -1;
   }
   *out_s = (double)(ns / 1000000000ULL);
+  return 0;
+}
+
+int dp_cli_prometheus_limit(const char *cmd, const char *arg, size_t *out) {
+  uint64_t b;
+  if (dp_parse_size(arg, &b) != 0 || b < 4096 || b > ((uint64_t)64 << 30)) {
+    fprintf(stderr,
+            "diskprobe %s: --prometheus-limit '%s': a size from 4k to 64G "
+            "(64M, 512k)\n",
+            cmd, arg);
+    return -1;
+  }
+  *out = (size_t)b;
   return 0;
 }
