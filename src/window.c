@@ -1,10 +1,11 @@
 /* window.c - a probe's rate window; see window.h. */
 #include "window.h"
 
-#define LONG_GAP 3.0      /* times the mean gap */
-#define STEPPED_SHARE 0.5 /* of the stepped window's time in long gaps */
-#define MIN_SHARE 0.4     /* of the plain window's time */
-#define MAX_STEPS 64      /* step starts looked at (steps past them: none) */
+#define LONG_GAP 3.0         /* times the mean gap */
+#define LONG_GAP_MIN_NS 10e6 /* and 10 ms at least */
+#define STEPPED_SHARE 0.5    /* of the stepped window's time in long gaps */
+#define MIN_SHARE 0.4        /* of the plain window's time */
+#define MAX_STEPS 64         /* step starts looked at (steps past them: none) */
 
 /* The median size (completions) of the steps between start[0..m). m >= 2. */
 static size_t median_step(const size_t *start, size_t m) {
@@ -45,6 +46,8 @@ void dp_window_pick(const uint64_t *t, size_t n, size_t drain_from,
   if (span == 0)
     return;
   double long_ns = LONG_GAP * (double)span / (double)(n - 1);
+  if (long_ns < LONG_GAP_MIN_NS)
+    long_ns = LONG_GAP_MIN_NS;
   uint64_t all_gaps = 0;
   for (size_t i = 1; i < n; i++)
     if ((double)(t[i] - t[i - 1]) > long_ns)

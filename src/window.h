@@ -22,12 +22,15 @@
  * by a third: 0.94 to 1.56 of the cap, depending on what ran before.
  *
  * Stepped completions are recognised by their gaps: a gap is long when it
- * is more than LONG_GAP (3) times the window's mean gap, and the
- * completions are stepped when the long gaps hold at least STEPPED_SHARE
- * (half) of the window's time. (A disk that completes I/O at random,
- * exponential gaps, spends about a fifth of its time in gaps over three
- * times the mean; a throttle step of k I/Os leaves a gap of about k times
- * the mean, and the gaps hold nearly all the time.) A step starts at the
+ * is more than LONG_GAP (3) times the window's mean gap and 10 ms at
+ * least, and the completions are stepped when the long gaps hold at least
+ * STEPPED_SHARE (half) of the window's time. (A disk that completes I/O at
+ * random, exponential gaps, spends about a fifth of its time in gaps over
+ * three times the mean; a throttle step of k I/Os leaves a gap of about k
+ * times the mean, a slice less the step, and the gaps hold nearly all the
+ * time. The 10 ms keep out a fast disk's batches: a deep probe reaps its
+ * completions a batch at a time, one timestamp each, and the batches are
+ * microseconds apart.) A step starts at the
  * completion after a long gap. The stepped window then runs from the start
  * of the first step that begins after the warm-up (so the early first step
  * and any credit are left out) to the start of the last step that begins

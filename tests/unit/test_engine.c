@@ -166,11 +166,11 @@ static const struct window_case {
      * at 105..107 ms: window 4..107 ms, 100 + 3 counted. */
     {"steady", MS, 1, 103, 4 + 4 + 99, 103, 0.103, 0.107, 1000.0, 0.004, 0},
     /* Bursts (a throttle's slices): all 4 in flight complete together
-     * every 10 ms (400 IOPS). The window ends at 10 ms and 110 ms (a full
-     * batch each), 40 counted; the rate is over whole steps, from the
-     * first after the warm-up (20 ms) to the last (110 ms): 36 I/Os in
-     * 90 ms, exact. */
-    {"bursty", 10 * MS, 0, 40, 11 * 4, 100, 0.090, 0.110, 400.0, 0.010, 1},
+     * every 20 ms (200 IOPS). The window ends at 20 ms and 120 ms (a full
+     * batch each), 20 counted; the rate is over whole steps, from the
+     * first after the warm-up (40 ms) to the last (120 ms): 16 I/Os in
+     * 80 ms, exact. */
+    {"bursty", 20 * MS, 0, 20, 6 * 4, 100, 0.080, 0.120, 200.0, 0.020, 1},
 };
 
 static void test_duration_window(void **state) {

@@ -184,6 +184,19 @@ static void test_smooth_plain(void **state) {
   }
 }
 
+/* A fast disk at QD32: its completions are reaped 16 at a time, one
+ * timestamp each, 80 us apart: batches, not a throttle's steps. */
+static void test_fast_batches_plain(void **state) {
+  (void)state;
+  static uint64_t t[4001];
+  for (size_t i = 0; i < 4001; i++)
+    t[i] = (i / 16) * 80 * US;
+  dp_window_t w;
+  dp_window_pick(t, 4001, 4000, &w);
+  assert_false(w.throttled);
+  assert_false(w.stepped);
+}
+
 /* Too few completions: nothing to pick. */
 static void test_short(void **state) {
   (void)state;
@@ -207,6 +220,7 @@ int main(void) {
       cmocka_unit_test(test_steps_qd1),
       cmocka_unit_test(test_one_step_only),
       cmocka_unit_test(test_smooth_plain),
+      cmocka_unit_test(test_fast_batches_plain),
       cmocka_unit_test(test_short),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
