@@ -176,6 +176,16 @@ int dp_engine_release_buffers(dp_engine_t *e);
 void dp_engine_set_clock(dp_engine_t *e, uint64_t (*now_ns)(void *arg),
                          void *arg);
 
+/*
+ * The longest a probe polls for a completion before it sleeps in
+ * io_getevents, while its waits for completions take at most that long on
+ * average (a fast device: see run_poll in engine.c); 0: never poll. The
+ * default is 64 us where the calling thread may run on two or more CPUs,
+ * else 0 (with one CPU polling only delays whatever completes the I/O).
+ * Set before dp_engine_run; the tests use it.
+ */
+void dp_engine_set_poll(dp_engine_t *e, uint64_t max_ns);
+
 /* How many I/Os the kernel still holds for this engine. */
 unsigned dp_engine_outstanding(const dp_engine_t *e);
 

@@ -176,6 +176,10 @@ int __wrap_io_getevents(io_context_t ctx, long min_nr, long nr,
                         struct io_event *ev, struct timespec *ts) {
   (void)min_nr;
   pthread_mutex_lock(&fake_aio.lock);
+  if (ts != NULL && ts->tv_sec == 0 && ts->tv_nsec == 0)
+    fake_aio.getevents_polls++;
+  else
+    fake_aio.getevents_waits++;
   if (fake_aio.eintr_left > 0) {
     fake_aio.eintr_left--;
     pthread_mutex_unlock(&fake_aio.lock);

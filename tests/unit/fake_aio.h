@@ -72,6 +72,8 @@ typedef struct {
   } q[FAKE_AIO_QUEUE];
   unsigned qn;
   unsigned long submitted, completed, destroyed;
+  /* io_getevents calls with a zero timeout (a poll) and with any other */
+  unsigned long getevents_polls, getevents_waits;
   uintptr_t next_ctx;
   int in_getevents;        /* a thread is blocked in FAKE_AIO_DSTATE */
   size_t max_inflight;     /* highest qn seen */

@@ -625,6 +625,37 @@ static void test_pattern_names(void **state) {
   EXPECT_EQ(dp_pattern_writes(DP_PATTERN_SEQREAD), 0, "seqread writes");
 }
 
+/* Runs `ops` QD1 reads with polling bounded by poll_ns on a device whose
+ * every io_getevents first takes delay_ns, counting the polls and waits. */
+static void run_qd1(dp_engine_t *e, uint64_t poll_ns, long delay_ns,
+                    uint64_t ops) {
+  dp_engine_set_poll(e, poll_ns);
+  fake_aio.delay_ns = delay_ns;
+  fake_aio.getevents_polls = fake_aio.getevents_waits = 0;
+  dp_job_t j = job(1, ops);
+  dp_result_t r;
+  EXPECT_EQ(dp_engine_run(e, &j, &r), 0, "dp_engine_run");
+  EXPECT_EQ(r.ops, ops, "ops counted");
+}
+
+/* A fast device (the fake completes at once): after the first wait, which
+ * has nothing to go by, every wait polls and none sleeps. A device slower
+ * than the poll bound (200 us a wait against 64 us) is never polled:
+ * polling would only burn CPU before the same sleep. Neither is any device
+ * when polling is off. */
+static void test_poll_only_fast_devices(void **state) {
+  dp_engine_t *e = *state;
+  run_qd1(e, 64000, 0, 200);
+  EXPECT_EQ(fake_aio.getevents_waits, 1, "waits, fast device");
+  EXPECT_EQ(fake_aio.getevents_polls, 200, "polls, fast device");
+  run_qd1(e, 64000, 200000, 20);
+  EXPECT_EQ(fake_aio.getevents_waits, 21, "waits, slow device");
+  EXPECT_EQ(fake_aio.getevents_polls, 0, "polls, slow device");
+  run_qd1(e, 0, 0, 200);
+  EXPECT_EQ(fake_aio.getevents_waits, 201, "waits, polling off");
+  EXPECT_EQ(fake_aio.getevents_polls, 0, "polls, polling off");
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
   const struct CMUnitTest tests[] = {
@@ -652,6 +683,7 @@ int main(void) {
       T(test_syncwrite_sets_dsync),
       T(test_read_buffers_apart_and_released),
       T(test_invalid_jobs),
+      T(test_poll_only_fast_devices),
   };
   return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
