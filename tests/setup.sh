@@ -8,8 +8,8 @@
 #   SKIP_APT=1 bash tests/setup.sh build only
 #
 # Packages are installed only when missing (one `apt-get update` first),
-# without starting their services: the tests run their own collectd,
-# Prometheus and Alertmanager.
+# by contrib/build/setup.sh with its own, without starting their services:
+# the tests run their own collectd, Prometheus and Alertmanager.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,38 +30,6 @@ PKGS=(
   chromium # collectd_rrd.sh: the graph page's first screen in a headless browser (tests/tools/screenshot.sh)
 )
 
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-if [ "${SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  [ "$(id -u)" = 0 ] || { echo "setup: run as root to install packages" >&2; exit 1; }
-  # Keep package scripts from starting collectd, prometheus or alertmanager services.
-  policy=/usr/sbin/policy-rc.d
-  made_policy=0
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  # A prometheus or alertmanager that runs already (the host's own) is left
-  # alone: only one that the install started is stopped, by its pid (the
-  # kernel keeps 15 characters of a process name: prometheus-aler).
-  before=$(pgrep -x 'prometheus|prometheus-aler' | sort || true)
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  [ "$made_policy" = 1 ] && rm -f "$policy"
-  # A service that was started anyway is stopped: we run our own.
-  for pid in $(pgrep -x 'prometheus|prometheus-aler' | sort || true); do
-    grep -qx "$pid" <<<"$before" || kill "$pid" 2>/dev/null || true
-  done
-fi
-
-# A tree configured before cmocka was installed (by the product set-up
-# alone, e.g. for the demo) builds no unit suites: configure it again.
-if [ -f config.status ] && grep -q '^S\["have_cmocka"\]="no"' config.status &&
-  pkg-config --exists cmocka 2>/dev/null; then
-  rm -f Makefile
-fi
-bash contrib/build/setup.sh
+# The product's set-up installs these with its own (when missing) and
+# builds; it configures again a tree configured before cmocka was there.
+EXTRA_PKGS="${PKGS[*]}" bash contrib/build/setup.sh

@@ -10,10 +10,13 @@
 # plugin and the command link, and what the demo runs (collectd with its
 # rrdtool and write_prometheus plugins). The test toolchain (clang,
 # clang-format, cmocka, fio, prometheus, chromium, ...) is tests/setup.sh's,
-# which runs this script after it.
-# Packages are installed only when missing (one `apt-get update` first).
-# The collectd service is not started: diskprobe runs its own collectd
-# instances in the foreground with generated configs.
+# which runs this script with it in EXTRA_PKGS.
+# Packages are installed only when missing (one `apt-get update` first),
+# with EXTRA_PKGS (words) besides: tests/setup.sh passes the test
+# toolchain's. No service is started: diskprobe runs its own collectd
+# instances in the foreground with generated configs (and the tests their
+# own Prometheus and Alertmanager: one the install starts anyway is
+# stopped, one that ran before is left alone).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -29,6 +32,8 @@ PKGS=(
   collectd-core rrdtool libmicrohttpd12 libprotobuf-c1
 )
 
+# shellcheck disable=SC2206 # EXTRA_PKGS is a list of words
+PKGS+=(${EXTRA_PKGS:-})
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -37,16 +42,31 @@ done
 if [ "${SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   [ "$(id -u)" = 0 ] || { echo "setup: run as root to install packages" >&2; exit 1; }
-  # Keep package scripts from starting the collectd service.
+  # Keep package scripts from starting collectd, prometheus or
+  # alertmanager services.
   policy=/usr/sbin/policy-rc.d
   made_policy=0
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
   fi
   export DEBIAN_FRONTEND=noninteractive
+  # A prometheus or alertmanager that runs already (the host's own) is left
+  # alone: only one that the install started is stopped, by its pid (the
+  # kernel keeps 15 characters of a process name: prometheus-aler).
+  before=$(pgrep -x 'prometheus|prometheus-aler' | sort || true)
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   [ "$made_policy" = 1 ] && rm -f "$policy"
+  for pid in $(pgrep -x 'prometheus|prometheus-aler' | sort || true); do
+    grep -qx "$pid" <<<"$before" || kill "$pid" 2>/dev/null || true
+  done
+fi
+
+# A tree configured before cmocka was installed (by this set-up alone, e.g.
+# for the demo) builds no unit suites: configure it again once it is there.
+if [ -f config.status ] && grep -q '^S\["have_cmocka"\]="no"' config.status &&
+  pkg-config --exists cmocka 2>/dev/null; then
+  rm -f Makefile
 fi
 
 if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ]; then
