@@ -289,7 +289,7 @@ both=$(comm -12 "$d/in0" "$d/in1")
 union=$(sort -u "$d/in0" "$d/in1")
 [ -z "$both" ] && [ "$union" = "$all_hosts" ] &&
   pass "every host in exactly one shard: shard 0 $(wc -l <"$d/in0"), shard 1 $(wc -l <"$d/in1")" ||
-  fail "hosts in both shards: [$(echo $both)]; in neither: [$(comm -23 <(echo "$all_hosts") <(echo "$union") | tr '\n' ' ')]"
+  fail "hosts in both shards: [$(tr '\n' ' ' <<<"$both")]; in neither: [$(comm -23 <(echo "$all_hosts") <(echo "$union") | tr '\n' ' ')]"
 predicted=$( {
   echo "$real $real_shard"
   for i in "${!fake_names[@]}"; do echo "${fake_names[$i]} ${fake_shard[$i]}"; done
@@ -297,7 +297,7 @@ predicted=$( {
 stored=$(python3 "$py" hosts "$vm")
 [ "$stored" = "$predicted" ] &&
   pass "the global store holds all $((FAKES + 1)) hosts, each once, with the shard hashmod puts it in" ||
-  fail "global store (instance shard): $(echo $stored); predicted: $(echo $predicted)"
+  fail "global store (instance shard): $(tr '\n' ';' <<<"$stored") predicted: $(tr '\n' ';' <<<"$predicted")"
 n0=$(grep -c fake "$d/in0") n1=$(grep -c fake "$d/in1")
 
 # ---- the class quartiles at the global store -------------------------------------------
@@ -326,7 +326,7 @@ slow_shard=${fake_shard[3]}
 echo "slow $slow" >"$d/control"
 wait_until 10 test -s "$d/control.log" || fail "fleet_hosts.py did not slow $slow"
 t_slow=$(awk '{print $2}' "$d/control.log" | sort -n | head -1)
-host_alert() { [ -n "$(python3 "$py" alerts "${shards[$slow_shard]}" DiskProbeHealthFailure | grep "^$slow ")" ]; }
+host_alert() { python3 "$py" alerts "${shards[$slow_shard]}" DiskProbeHealthFailure | grep -q "^$slow "; }
 wait_until 30 host_alert || fail "DiskProbeHealthFailure for $slow does not fire at shard $slow_shard within 30 s"
 t_host=$(date +%s.%N)
 other=$((1 - slow_shard))
@@ -338,8 +338,8 @@ wait_until 60 class_alert || fail "DiskProbeSlowForModel does not fire at vmaler
 t_fleet=$(date +%s.%N)
 fired=$(python3 "$py" alerts "$va" DiskProbeSlowForModel)
 [ "$(awk '{print $1}' <<<"$fired" | sort -u)" = "$slow" ] &&
-  pass "DiskProbeSlowForModel (fleet_rules.yml at vmalert) fires for $slow and no other disk, $(num_calc "$t_fleet - $t_slow" %.1f) s after the slowdown (window $WINDOW, for: $FOR): $(echo $fired)" ||
-  fail "DiskProbeSlowForModel fired for: $(echo $fired)"
+  pass "DiskProbeSlowForModel (fleet_rules.yml at vmalert) fires for $slow and no other disk, $(num_calc "$t_fleet - $t_slow" %.1f) s after the slowdown (window $WINDOW, for: $FOR): $(tr '\n' ';' <<<"$fired")" ||
+  fail "DiskProbeSlowForModel fired for: $(tr '\n' ';' <<<"$fired")"
 in_am() { python3 "$py" am "$AM_URL" >"$d/am.out" && grep -q "^DiskProbeSlowForModel $slow " "$d/am.out" &&
   grep -q "^DiskProbeHealthFailure $slow $slow_shard\$" "$d/am.out"; }
 wait_until 20 in_am && pass "the Alertmanager has both: $(sort -u "$d/am.out" | tr '\n' ';')" ||
