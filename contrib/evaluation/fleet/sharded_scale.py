@@ -5,7 +5,7 @@ sharded_scale.sh (see there).
     sharded_scale.py sample --pids NAME=PID,... --prom NAME=URL,... --vm URL
         --vmalert URL --seconds S --hosts H --out FILE.json
     sharded_scale.py backfill --vm URL --disks N --recording R.jsonl.gz
-        --minutes M --slow-every K --shards S
+        --minutes M --ahead A --slow-every K --shards S
     sharded_scale.py evaluate --vmalert URL --vm URL --seconds S --out FILE.json
     sharded_scale.py report FILE.json...
 """
@@ -137,9 +137,10 @@ def cmd_sample(a):
 
 def cmd_backfill(a):
     """N disks' per-disk series, as the shards record them, for the last
-    MINUTES minutes, one sample a minute, into VictoriaMetrics
-    (/api/v1/import/prometheus): each disk's figures those of one recorded
-    round a minute, 25 classes, every SLOW_EVERY-th disk 4 times worse (and
+    MINUTES minutes and the next AHEAD (so that they do not go stale while
+    vmalert evaluates them), one sample a minute, into VictoriaMetrics
+    (/api/v1/import/prometheus): each disk's figures the median of 60
+    recorded rounds (what median1h holds), the next 60 a minute later, 25 classes, every SLOW_EVERY-th disk 4 times worse (and
     its own verdict WARNING)."""
     rounds = load_rounds(a.recording)
     now = int(time.time())
@@ -157,16 +158,20 @@ def cmd_backfill(a):
             urllib.request.urlopen(req, timeout=120).read()
             sent += len(batch)
             batch = []
+    # what median1h holds: the median of 60 consecutive rounds, per start
+    medians = {}
+    for name, get_v, worse in figs:
+        vals = [get_v(r) for r in rounds]
+        medians[name] = [sorted(vals[(k + j) % len(vals)] for j in range(60))[30] for k in range(len(vals))]
     for i in range(a.disks):
         host, dev, klass = "host-%05d" % (i // 4), "sd%s" % "abcd"[i % 4], "class-%02d" % (i % 25)
         shard = i // 4 % a.shards
-        r = rounds[(i * 37) % len(rounds)]
         slow = a.slow_every and i % a.slow_every == a.slow_every - 1
         lab = 'instance="%s",device="%s",class="%s",shard="%d"' % (host, dev, klass, shard)
-        for m in range(a.minutes + 1):
+        for m in range(a.minutes + a.ahead + 1):
             ts = (t0 + m * 60) * 1000
             for name, get_v, worse in figs:
-                v = get_v(rounds[(i * 37 + m) % len(rounds)]) * (worse if slow else 1)
+                v = medians[name][(i * 37 + m) % len(rounds)] * (worse if slow else 1)
                 batch.append('diskprobe:disk:median1h{%s,figure="%s"} %r %d\n' % (lab, name, v, ts))
             batch.append('diskprobe:disk:evidence_age_seconds{%s} 30 %d\n' % (lab, ts))
             batch.append('diskprobe:disk:slow_verdict{%s} %d %d\n' % (lab, 1 if slow else 0, ts))
@@ -189,7 +194,10 @@ def cmd_evaluate(a):
             g = k.split('group="', 1)[1].split('"')[0]
             groups.setdefault(g, {})[k.split("{")[0].rsplit("_", 1)[-1]] = v
     alerts = json.loads(get(a.vmalert + "/api/v1/alerts"))["data"]["alerts"] or []
-    r = {"groups": groups,
+    errors = ["%s: %s" % (r["name"], r["lastError"][-300:])
+              for g in json.loads(get(a.vmalert + "/api/v1/rules"))["data"]["groups"]
+              for r in g["rules"] if r.get("lastError")]
+    r = {"groups": groups, "errors": errors,
          "pending_or_firing": sum(1 for x in alerts if x["labels"].get("alertname") == "DiskProbeSlowForModel"),
          "slowdowns": query(a.vm, "count(diskprobe:disk:class_slowdown:max)"),
          "seconds": a.seconds, "cores": {n: (c1[n] - c0[n]) / a.seconds for n in c0},
@@ -234,6 +242,8 @@ def cmd_report(a):
             print("over %s s: DiskProbeSlowForModel pending or firing: %s; disks with a recorded slowdown: %s; %s" % (
                 r["seconds"], r["pending_or_firing"], r["slowdowns"],
                 "; ".join("%s %.2f cores, RSS %s MiB" % (n, r["cores"][n], mib(r["rss"].get(n))) for n in sorted(r["cores"]))))
+            for e in r.get("errors", []):
+                print("  rule error: " + e)
         if b.startswith("latency"):
             print(open(f).read().strip())
 
@@ -255,6 +265,7 @@ def main():
     b.add_argument("--disks", type=int, required=True)
     b.add_argument("--recording", required=True)
     b.add_argument("--minutes", type=int, default=10)
+    b.add_argument("--ahead", type=int, default=5)
     b.add_argument("--slow-every", type=int, default=997)
     b.add_argument("--shards", type=int, default=2)
     e = sub.add_parser("evaluate")

@@ -30,12 +30,14 @@
 #    and active series. Everything is fresh at each step.
 # 3. The rules at the global store: RULE_DISKS (100,000) disks' per-disk
 #    series (diskprobe:disk:median1h of the three figures, the evidence
-#    age and slow_verdict, what the shards record; 4 disks per host, 25 classes, every
-#    997th disk 4x worse, figures from recorded rounds) backfilled for the
-#    last 10 minutes into a fresh VictoriaMetrics (/api/v1/import/
-#    prometheus); vmalert evaluates the shipped fleet_rules.yml every 15 s
-#    for RULE_SECONDS (180); its own iteration times per group, the CPU of
-#    vmalert and VictoriaMetrics (which runs the queries).
+#    age and slow_verdict, what the shards record; 4 disks per host, 25
+#    classes, every 997th disk 4x worse, figures from recorded rounds)
+#    backfilled for the last 10 minutes and the minutes the evaluation
+#    lasts (stamped ahead, so that they do not go stale) into a fresh
+#    VictoriaMetrics (/api/v1/import/prometheus); vmalert evaluates the
+#    shipped fleet_rules.yml every 15 s for RULE_SECONDS (180): its own
+#    iteration times per group, the CPU of vmalert and VictoriaMetrics
+#    (which runs the queries).
 # 4. From a slowdown to the fleet alert: LATENCY_HOSTS (1,000; 0: not
 #    measured) hosts as in 2, the rule
 #    windows shortened (fleet_disk_rules.yml [1h] -> [2m], fleet_rules.yml
@@ -204,7 +206,8 @@ if [ $((SECONDS - start + RULE_SECONDS + 120)) -le "$LIMIT" ]; then
   vm_start "$d/vm.data"
   vm_pid=${pids[-1]#*=}
   say "backfilling $RULE_DISKS disks"
-  python3 "$sc" backfill --vm "$VM" --disks "$RULE_DISKS" --recording "$rec" --minutes 10 >"$out/backfill.json" ||
+  python3 "$sc" backfill --vm "$VM" --disks "$RULE_DISKS" --recording "$rec" --minutes 10 \
+    --ahead $((RULE_SECONDS / 60 + 2)) >"$out/backfill.json" ||
     say "the backfill failed"
   sleep 12 # -search.latencyOffset (10 s) and a flush
   vmalert_start "$top_srcdir/dashboards/fleet_rules.yml" 15s
@@ -238,7 +241,7 @@ d = json.load(sys.stdin)
 d = (d["data"]["alerts"] or []) if isinstance(d, dict) else d
 sys.exit(0 if any(a["labels"].get("alertname") == "DiskProbeSlowForModel" and
                   a["labels"].get("instance") == sys.argv[1] for a in d) else 1)'
-  t_va= t_am=
+  t_va='' t_am=''
   while [ $((SECONDS - start)) -lt "$LIMIT" ]; do
     [ -z "$t_va" ] && fired fake-00007 && t_va=$(date +%s.%N)
     [ -z "$t_am" ] && in_am fake-00007 && t_am=$(date +%s.%N)
