@@ -25,7 +25,7 @@ PKGS=(
   tcpdump # fleet_secure.sh: what the network plugin puts on the wire
   btrfs-progs # btrfs_overlay.sh: a Path on btrfs resolved to its disk
   prometheus-alertmanager # alertmanager_example.sh: amtool and the daemon
-  victoria-metrics # fleet_prometheus.sh: fleet and compare over its HTTP API
+  victoria-metrics # fleet_sharded.sh (the global store, vmalert), fleet_prometheus.sh (its HTTP API)
   libatasmart4 # smart_example.sh: collectd's smart plugin (only suggested by collectd-core)
   chromium # collectd_rrd.sh: the graph page's first screen in a headless browser (tests/tools/screenshot.sh)
 )

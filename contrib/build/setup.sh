@@ -15,8 +15,8 @@
 # with EXTRA_PKGS (words) besides: tests/setup.sh passes the test
 # toolchain's. No service is started: diskprobe runs its own collectd
 # instances in the foreground with generated configs (and the tests their
-# own Prometheus and Alertmanager: one the install starts anyway is
-# stopped, one that ran before is left alone).
+# own Prometheus, Alertmanager and VictoriaMetrics: one the install starts
+# anyway is stopped, one that ran before is left alone).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -42,22 +42,24 @@ done
 if [ "${SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   [ "$(id -u)" = 0 ] || { echo "setup: run as root to install packages" >&2; exit 1; }
-  # Keep package scripts from starting collectd, prometheus or
-  # alertmanager services.
+  # Keep package scripts from starting collectd, prometheus, alertmanager
+  # or victoria-metrics services.
   policy=/usr/sbin/policy-rc.d
   made_policy=0
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
   fi
   export DEBIAN_FRONTEND=noninteractive
-  # A prometheus or alertmanager that runs already (the host's own) is left
-  # alone: only one that the install started is stopped, by its pid (the
-  # kernel keeps 15 characters of a process name: prometheus-aler).
-  before=$(pgrep -x 'prometheus|prometheus-aler' | sort || true)
+  # A prometheus, alertmanager or victoria-metrics that runs already (the
+  # host's own) is left alone: only one that the install started is
+  # stopped, by its pid (the kernel keeps 15 characters of a process name:
+  # prometheus-aler, victoria-metric).
+  daemons='prometheus|prometheus-aler|victoria-metric'
+  before=$(pgrep -x "$daemons" | sort || true)
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   [ "$made_policy" = 1 ] && rm -f "$policy"
-  for pid in $(pgrep -x 'prometheus|prometheus-aler' | sort || true); do
+  for pid in $(pgrep -x "$daemons" | sort || true); do
     grep -qx "$pid" <<<"$before" || kill "$pid" 2>/dev/null || true
   done
 fi

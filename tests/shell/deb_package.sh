@@ -198,7 +198,8 @@ pid=$(cat /run/collectd.pid 2>/dev/null) && [ -n "$pid" ] && kill -0 "$pid" 2>/d
 drop_in=/etc/collectd/collectd.conf.d/diskprobe.conf
 examples="README.md prometheus.conf single-host-rrd.conf thresholds.conf health-notify-exec.conf
 health-notify-email.conf diskprobe_notify.sh logfile.conf fleet-client.conf fleet-server.conf fleet-auth
-prometheus-scrape.yml alertmanager.yml smart.conf"
+prometheus-scrape.yml alertmanager.yml smart.conf scale-out/prometheus-shard.yml
+scale-out/victoria-metrics.default scale-out/vmalert.default scale-out/vmalert.service"
 expected="/usr/lib/collectd/diskprobe.so
 /usr/share/collectd/diskprobe.types.db
 /usr/bin/diskprobe

@@ -8,8 +8,8 @@
 #     collectd with the built plugin in a UTS and mount namespace of its own
 #     (host name member-N, FQDN member-N.fleet.test), the shipped client
 #     drop-in sending to one central collectd (the shipped server drop-in:
-#     RRD files and write_prometheus), each probing a loop device of its own
-#     with `Class "test-ssd"`;
+#     RRD files, and write_prometheus with its commented lines loaded), each
+#     probing a loop device of its own with `Class "test-ssd"`;
 #   - every member's loop device is capped by a blkio throttle (cgroup v1
 #     blkio or v2 io.max, whichever the host has) from before its first
 #     round: member-3's at SLOW_IOPS, the others' at 4 x SLOW_IOPS. Capping

@@ -13,7 +13,9 @@
 #   - one central collectd with the server drop-in (Listen on 127.0.0.1,
 #     the free port, SecurityLevel Encrypt, the example AuthFile as it
 #     ships) writes RRD files for client-a and client-b (rrdtool: finite
-#     points) and serves both on write_prometheus with instance=<FQDN>;
+#     points) and serves both on write_prometheus with instance=<FQDN>
+#     (the drop-in's four commented write_prometheus lines loaded, as the
+#     file offers a small fleet);
 #   - client-c's packets are rejected (the server's log says so) and none of
 #     its values appear: no RRD directory, no series; nor client-d's;
 #   - a member whose host name does not resolve (FQDNLookup true) does not

@@ -537,7 +537,9 @@ fleet_main_conf() {
 # fleet_server_dropin DIR PORT PROM_PORT: DIR/dropin.conf, the central's
 # drop-in (fleet-server.conf) as it ships but for the listen address
 # (127.0.0.1:PORT), AuthFile (DIR/fleet-auth, a copy of the example),
-# DataDir (DIR/rrd) and write_prometheus' port; dies if another line changed.
+# DataDir (DIR/rrd), and its four commented write_prometheus lines loaded
+# (what the file offers a small fleet) on PROM_PORT; dies if another line
+# changed.
 fleet_server_dropin() {
   local w=$1 changed
   mkdir -p "$w"
@@ -545,9 +547,10 @@ fleet_server_dropin() {
   sed -e "s|<Listen \"0.0.0.0\" \"25826\">|<Listen \"127.0.0.1\" \"$2\">|" \
     -e "s|AuthFile \"/etc/collectd/fleet-auth\"|AuthFile \"$w/fleet-auth\"|" \
     -e "s|DataDir \"/var/lib/collectd/rrd\"|DataDir \"$w/rrd\"|" \
-    -e "s|Port \"9103\"|Port \"$3\"|" "$FLEET_EX/fleet-server.conf" >"$w/dropin.conf"
+    -e '/^#LoadPlugin write_prometheus$/,/^#<\/Plugin>$/s/^#//' \
+    -e "s|^  Port \"9103\"|  Port \"$3\"|" "$FLEET_EX/fleet-server.conf" >"$w/dropin.conf"
   changed=$(diff "$FLEET_EX/fleet-server.conf" "$w/dropin.conf" | grep -c '^>')
-  [ "$changed" = 4 ] || die "server drop-in: $changed lines rewritten, expected 4 (address, AuthFile, DataDir, port)"
+  [ "$changed" = 7 ] || die "server drop-in: $changed lines rewritten, expected 7 (address, AuthFile, DataDir, the 4 write_prometheus lines)"
 }
 
 # fleet_client_dropin DIR PORT PASSWORD SECURITYLEVEL LINES_CHANGED:

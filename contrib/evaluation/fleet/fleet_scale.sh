@@ -1,7 +1,8 @@
 #!/bin/bash
 # contrib/evaluation/fleet/fleet_scale.sh - how many hosts one central
 # collectd carries, cold start and steady state, with the fleet-server.conf
-# shipped before (old) and the one shipped now (new), side by side. A
+# shipped before (old) and the one shipped now (new: no write_prometheus),
+# side by side. A
 # benchmark: it prints figures, it never fails on a number (not in make check).
 #
 #   bash contrib/evaluation/fleet/fleet_scale.sh     # about 20-23 minutes
@@ -37,7 +38,9 @@
 # thousands of hosts would otherwise take every pid of the machine. How
 # often the limit refused a thread is printed per step.
 #
-# CONFIGS may add "rrdcached": the new drop-in with collectd's rrdcached
+# CONFIGS may add "withprom": the new drop-in with its four commented
+# write_prometheus lines loaded (what a small fleet may do), and
+# "rrdcached": the new drop-in with collectd's rrdcached
 # plugin in place of rrdtool, through an rrdcached daemon (-w/-z/-f as the
 # scaled CacheTimeout/RandomTimeout/CacheFlush; installed when missing).
 #
@@ -140,8 +143,11 @@ CONF
 }
 new_dropin() { cat "$top_srcdir/contrib/examples/fleet-server.conf"; }
 # rrdonly: the new drop-in without write_prometheus (Prometheus scraping
-# the members themselves): what the RRD files alone cost the central.
+# the members themselves): what the RRD files alone cost the central; the
+# same as new since new ships without it.
 rrdonly_dropin() { new_dropin | sed '/^LoadPlugin write_prometheus$/,/^<\/Plugin>$/d'; }
+# withprom: the new drop-in with its commented write_prometheus block on.
+withprom_dropin() { new_dropin | sed -E '/^#LoadPlugin write_prometheus$/,/^#<\/Plugin>$/s/^#//'; }
 # rrdcached: the new drop-in with the rrdcached plugin instead of rrdtool,
 # writing through an rrdcached daemon that caches as the new drop-in's
 # rrdtool does (started by step; its socket is $d/rrdcached.sock).
